@@ -1,0 +1,176 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is where a job is in its life.
+//
+//	scheduled ──(RunAt comes)──▶ available ──(claim)──▶ running ──▶ completed
+//	                                 ▲                     │
+//	                                 └──── retryable ◀─────┤ (error, attempts left)
+//	                                                       ├──▶ discarded (attempts used up)
+//	                                                       └──▶ cancelled
+//
+// Any job not yet running can be cancelled; a job not started by its ExpiresAt ends expired.
+type State string
+
+const (
+	StateScheduled State = "scheduled"
+	StateAvailable State = "available"
+	StateRunning   State = "running"
+	StateRetryable State = "retryable"
+	StateCompleted State = "completed"
+	StateCancelled State = "cancelled"
+	StateDiscarded State = "discarded"
+	StateExpired   State = "expired"
+)
+
+// States lists every state, in the order a dashboard shows them.
+var States = []State{
+	StateAvailable, StateScheduled, StateRunning, StateRetryable,
+	StateCompleted, StateCancelled, StateDiscarded, StateExpired,
+}
+
+// Final reports whether a job in state s will never run again unless a user retries it.
+func (s State) Final() bool {
+	switch s {
+	case StateCompleted, StateCancelled, StateDiscarded, StateExpired:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// JobRow is a job as the store holds it.
+type JobRow struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	Queue       string          `json:"queue"`
+	Args        json.RawMessage `json:"args"`
+	Priority    int             `json:"priority"`
+	State       State           `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	// RunAt is when the job may run from: the insert time for jobs to run now, the delayed time for
+	// scheduled jobs, the retry time for retryable ones.
+	RunAt     time.Time       `json:"run_at"`
+	ExpiresAt time.Time       `json:"expires_at,omitzero"`
+	UniqueKey string          `json:"unique_key,omitempty"`
+	Tags      []string        `json:"tags,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	// Errors holds the error of every failed attempt, oldest first.
+	Errors []AttemptError   `json:"errors,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+
+	CreatedAt   time.Time `json:"created_at"`
+	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	FinalizedAt time.Time `json:"finalized_at,omitzero"`
+
+	// Owner, LeaseUntil and Fence describe the current claim. Fence grows on every claim; outcomes
+	// carrying an older fence are ignored.
+	Owner           string    `json:"owner,omitempty"`
+	LeaseUntil      time.Time `json:"lease_until,omitzero"`
+	Fence           int64     `json:"fence"`
+	CancelRequested bool      `json:"cancel_requested,omitempty"`
+}
+
+// AttemptError is the record of one failed attempt.
+type AttemptError struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Error   string    `json:"error"`
+	// Trace is the stack of a panic, when the attempt panicked.
+	Trace string `json:"trace,omitempty"`
+}
+
+// InsertParams describes one job to insert. The runtime validates and fills defaults before a
+// store sees it; a store trusts these values.
+type InsertParams struct {
+	Kind        string
+	Queue       string
+	Args        json.RawMessage
+	Priority    int
+	MaxAttempts int
+	// RunAt zero means now: the job is available at once. A RunAt in the future makes it scheduled.
+	RunAt     time.Time
+	ExpiresAt time.Time
+	// UniqueKey, when set, makes the insert a no-op returning the existing job if a job with the same
+	// key is in one of UniqueStates (default: any state that is not final).
+	UniqueKey    string
+	UniqueStates []State
+	// Supersede replaces an existing job with the same UniqueKey that is not running yet: the old
+	// one ends cancelled.
+	Supersede bool
+	Tags      []string
+	Metadata  json.RawMessage
+}
+
+// InsertResult is the job an insert produced, or the existing one a unique key pointed to.
+type InsertResult struct {
+	Job       *JobRow
+	Duplicate bool
+}
+
+// ClaimParams asks for jobs to run.
+type ClaimParams struct {
+	Queue    string
+	Kinds    []string
+	Max      int
+	Owner    string
+	LeaseFor time.Duration
+}
+
+// Outcome is the end of one attempt, fenced by the claim it belongs to.
+type Outcome struct {
+	ID    int64
+	Fence int64
+	// State is one of completed, retryable, scheduled (snoozed), available (handed back on
+	// shutdown), cancelled or discarded.
+	State State
+	// RunAt is when a retryable or scheduled job may run again. For an available job zero keeps
+	// the job's old RunAt, which puts it first in line.
+	RunAt time.Time
+	// RefundAttempt gives the attempt back: a snoozed job or one interrupted by shutdown has not
+	// used a try.
+	RefundAttempt bool
+	Error         *AttemptError
+	Result        []byte
+}
+
+// ListParams filters List. Zero fields do not filter.
+type ListParams struct {
+	States  []State
+	Queue   string
+	Kind    string
+	AfterID int64
+	Desc    bool
+	// Limit defaults to 100 when zero.
+	Limit int
+}
+
+// PruneParams says which finished jobs to delete.
+type PruneParams struct {
+	States []State
+	Before time.Time
+	Limit  int
+}
+
+// QueueStats counts a queue's jobs by state.
+type QueueStats struct {
+	Queue  string          `json:"queue"`
+	Paused bool            `json:"paused"`
+	Counts map[State]int64 `json:"counts"`
+	// OldestAvailable is the RunAt of the longest-waiting available job, zero when none waits.
+	OldestAvailable time.Time `json:"oldest_available,omitzero"`
+}

@@ -1,0 +1,120 @@
+// Package store defines the contract between rota's runtime and the databases that hold its state.
+//
+// Every piece of job state lives behind the Store interface. The runtime never speaks SQL or Redis,
+// and a store never decides policy: it does not pick backoff delays, which queue to serve or how many
+// jobs a node may run. It applies the transitions it is asked for, atomically, judged by its own
+// clock, and refuses writes that carry a stale fence.
+//
+// Powers only some stores have (joining a caller's transaction, pushing notifications) are small
+// optional interfaces discovered by type assertion, in the manner of database/sql/driver.
+//
+// The conformance suite in store/storetest proves that a Store meets this contract.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the contract every backend implements. All methods are safe for concurrent use.
+type Store interface {
+	// Migrate brings the schema up to the version this build understands. It is idempotent and safe
+	// to call from several processes at once. It fails with ErrSchemaTooNew when the store was
+	// migrated by a newer build.
+	Migrate(ctx context.Context) error
+
+	// Identity returns a random id written when the store was first migrated. A changed identity
+	// means the store was reset (recreated, restored, flushed), and leases taken before prove nothing.
+	Identity(ctx context.Context) (string, error)
+
+	// Close releases the store's connections. Jobs are not touched.
+	Close() error
+
+	// Insert adds jobs in one transaction: either all are durable when it returns or none is.
+	// Results are in the order of params.
+	Insert(ctx context.Context, params []InsertParams) ([]InsertResult, error)
+
+	// Claim atomically takes up to p.Max claimable jobs of p.Queue whose kind is in p.Kinds: available
+	// jobs and scheduled or retryable jobs whose RunAt has come, highest priority first, then oldest
+	// RunAt, then lowest id. Claimed jobs become running with Attempt+1, a new Fence, Owner = p.Owner
+	// and LeaseUntil = now + p.LeaseFor. Jobs of a paused queue are not claimed. A job past its
+	// ExpiresAt is never returned: it ends expired instead.
+	Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
+
+	// Heartbeat extends the lease of every job running under owner to now + leaseFor, and returns the
+	// ids among them that a user asked to cancel, so the node can cancel their contexts.
+	Heartbeat(ctx context.Context, owner string, leaseFor time.Duration) (cancelRequested []int64, err error)
+
+	// Complete records the outcomes of attempts. An outcome is applied only while the job is running
+	// with the outcome's fence; applied[i] reports whether outcomes[i] was.
+	Complete(ctx context.Context, outcomes []Outcome) (applied []bool, err error)
+
+	// Rescue takes up to limit running jobs whose lease has expired (their node died, hung or lost
+	// the store) and ends the attempt with an error: the job becomes retryable, due at once, when it
+	// has attempts left, and discarded when not. It returns the rescued jobs as they now are.
+	Rescue(ctx context.Context, limit int) ([]*JobRow, error)
+
+	// Get returns one job, or ErrNotFound.
+	Get(ctx context.Context, id int64) (*JobRow, error)
+
+	// List returns jobs matching p, ordered by id (ascending, or descending with p.Desc), starting
+	// after p.AfterID when it is set (keyset pagination).
+	List(ctx context.Context, p ListParams) ([]*JobRow, error)
+
+	// Cancel ends a job that is not running as cancelled. For a running job it records the request
+	// (CancelRequested) and leaves the ending to the node running it, which learns of it at its next
+	// heartbeat. A job already final is returned unchanged. Unknown ids give ErrNotFound.
+	Cancel(ctx context.Context, id int64) (*JobRow, error)
+
+	// Retry makes a job that is not running available now. A job whose attempts are used up gets one
+	// more (MaxAttempts = Attempt + 1). A running job gives ErrJobRunning.
+	Retry(ctx context.Context, id int64) (*JobRow, error)
+
+	// Delete removes a job that is not running. A running job gives ErrJobRunning.
+	Delete(ctx context.Context, id int64) error
+
+	// Prune deletes up to p.Limit jobs in one of p.States that were finalized before p.Before, and
+	// returns how many it deleted.
+	Prune(ctx context.Context, p PruneParams) (int, error)
+
+	// QueueStats counts jobs per state for every queue that has jobs or is paused.
+	QueueStats(ctx context.Context) ([]QueueStats, error)
+
+	// PauseQueue stops claims from a queue, fleet-wide, until ResumeQueue. Pausing a queue that has
+	// no jobs yet is allowed.
+	PauseQueue(ctx context.Context, queue string) error
+	ResumeQueue(ctx context.Context, queue string) error
+}
+
+// Notifier is implemented by stores that can push events to subscribers, so idle nodes wake at
+// once and Wait returns without polling. Stores without it are polled.
+type Notifier interface {
+	// Subscribe delivers notifications until ctx ends. Delivery is best effort: a slow subscriber
+	// may miss notifications, which is why the runtime polls as well.
+	Subscribe(ctx context.Context) (<-chan Notification, error)
+}
+
+// Topic names what a notification is about.
+type Topic string
+
+const (
+	// TopicInsert says jobs became available in Queue.
+	TopicInsert Topic = "insert"
+	// TopicFinal says job JobID reached a final state.
+	TopicFinal Topic = "final"
+)
+
+// Notification is one pushed event. Notifications may be coalesced: one TopicInsert stands for any
+// number of jobs inserted into its queue.
+type Notification struct {
+	Topic Topic
+	Queue string
+	JobID int64
+}
+
+// TxInserter is implemented by SQL stores: the jobs are inserted in the caller's own transaction,
+// so they exist if and only if that transaction commits. tx is the store's transaction type
+// (*sql.Tx for SQLite, pgx.Tx for PostgreSQL); any other type is an error.
+type TxInserter interface {
+	InsertTx(ctx context.Context, tx any, params []InsertParams) ([]InsertResult, error)
+}
