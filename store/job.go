@@ -70,7 +70,7 @@ type JobRow struct {
 	Tags      []string        `json:"tags,omitempty"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	// Errors holds the error of every failed attempt, oldest first.
-	Errors []AttemptError   `json:"errors,omitempty"`
+	Errors []AttemptError  `json:"errors,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 
 	CreatedAt   time.Time `json:"created_at"`
