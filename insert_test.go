@@ -1,0 +1,77 @@
+package rota
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+func TestInsertRejectsBadInputClearly(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock, MaxArgsBytes: 64})
+	cases := []struct {
+		name string
+		args Args
+		opts *InsertOpts
+		want string
+	}{
+		{"malformed json", RawArgs{KindName: "x", JSON: json.RawMessage(`{"a":`)}, nil, "encode args"},
+		{"args over limit", RawArgs{KindName: "x", JSON: json.RawMessage(`"` + strings.Repeat("a", 100) + `"`)}, nil, "over the limit of 64 bytes"},
+		{"empty kind", RawArgs{}, nil, "kind is empty"},
+		{"bad kind", RawArgs{KindName: "send email"}, nil, `kind "send email"`},
+		{"bad queue", testArgs{}, &InsertOpts{Queue: "a b"}, `queue "a b"`},
+		{"long queue", testArgs{}, &InsertOpts{Queue: strings.Repeat("q", 200)}, "over the limit of 128"},
+		{"zero attempts", testArgs{}, &InsertOpts{MaxAttempts: -1}, "max attempts -1"},
+		{"priority", testArgs{}, &InsertOpts{Priority: 5000}, "priority 5000"},
+		{"expired", testArgs{}, &InsertOpts{ExpiresAt: epoch.Add(-time.Second)}, "already passed"},
+		{"expires before run", testArgs{}, &InsertOpts{RunAt: epoch.Add(time.Hour), ExpiresAt: epoch.Add(time.Minute)}, "before it may run"},
+		{"supersede without key", testArgs{}, &InsertOpts{Supersede: true}, "needs a unique key"},
+		{"nil args", nil, nil, "args are nil"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Insert(context.Background(), tc.args, tc.opts)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if rows, err := c.List(context.Background(), ListParams{}); err != nil || len(rows) != 0 {
+		t.Fatalf("rejected inserts left %d jobs (%v)", len(rows), err)
+	}
+}
+
+func TestInsertManyIsAllOrNothing(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	jobs := make([]InsertManyParams, 3000)
+	for i := range jobs {
+		jobs[i] = InsertManyParams{Args: testArgs{N: i}}
+	}
+	jobs[2999].Opts = &InsertOpts{Queue: "bad queue"}
+	if _, err := c.InsertMany(context.Background(), jobs); err == nil || !strings.Contains(err.Error(), "job 3000 of 3000") {
+		t.Fatalf("err = %v, want the bad job named", err)
+	}
+	jobs[2999].Opts = nil
+	res, err := c.InsertMany(context.Background(), jobs)
+	if err != nil || len(res) != 3000 {
+		t.Fatalf("insert many: %d results, %v", len(res), err)
+	}
+	if res[0].Job.Queue != QueueDefault || res[0].Job.MaxAttempts != MaxAttemptsDefault || res[0].Job.State != StateAvailable {
+		t.Fatalf("defaults not applied: %+v", res[0].Job)
+	}
+}
+
+func TestDelayedInsertIsScheduled(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	res, err := c.Insert(context.Background(), testArgs{}, &InsertOpts{RunAt: epoch.Add(time.Hour)})
+	if err != nil || res.Job.State != StateScheduled || !res.Job.RunAt.Equal(epoch.Add(time.Hour)) {
+		t.Fatalf("delayed insert: %+v, %v", res, err)
+	}
+}

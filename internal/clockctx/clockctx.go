@@ -1,0 +1,40 @@
+// Package clockctx makes contexts whose deadlines follow an injected clock, so timeouts run in
+// virtual time in tests. The cause of a context that timed out is context.DeadlineExceeded;
+// other causes (a parent's, a cancel's) pass through context.Cause unchanged.
+package clockctx
+
+import (
+	"context"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// WithDeadline returns a context cancelled, with cause context.DeadlineExceeded, when clock
+// reaches deadline.
+func WithDeadline(parent context.Context, clock clockwork.Clock, deadline time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := clock.AfterFunc(clock.Until(deadline), func() { cancel(context.DeadlineExceeded) })
+	return deadlineCtx{Context: ctx, deadline: deadline}, func() {
+		timer.Stop()
+		cancel(context.Canceled)
+	}
+}
+
+// WithTimeout is WithDeadline at clock.Now() + d.
+func WithTimeout(parent context.Context, clock clockwork.Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	return WithDeadline(parent, clock, clock.Now().Add(d))
+}
+
+// deadlineCtx reports the clock's deadline, so handlers can see how long they have.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}

@@ -1,0 +1,169 @@
+package leader
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Service is work that runs on the leader only. Start must not block: it starts goroutines bound
+// to ctx, which is cancelled when leadership ends, before Stop is called. Both must be idempotent.
+type Service interface {
+	Name() string
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// stopTimeout bounds a service's Stop on step-down: a leader that lost its lease must stop acting
+// now, not when a slow service agrees.
+const stopTimeout = 5 * time.Second
+
+// services starts and stops the leader's services. A service whose Start failed is retried on
+// the next renewal.
+type services struct {
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	list    []Service
+	running map[string]context.CancelFunc
+	restart map[string]bool
+	wake    chan struct{}
+}
+
+func newServices(logger *slog.Logger) *services {
+	return &services{logger: logger, running: map[string]context.CancelFunc{}, restart: map[string]bool{}, wake: make(chan struct{}, 1)}
+}
+
+func (s *services) add(svc Service) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, svc)
+}
+
+func (s *services) startPending(parent context.Context, token int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, svc := range s.list {
+		if _, ok := s.running[svc.Name()]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(parent)
+		if err := svc.Start(ctx); err != nil {
+			cancel()
+			s.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", svc.Name(), "error", err)
+			continue
+		}
+		s.running[svc.Name()] = cancel
+		s.logger.Info("rota: leader service started", "service", svc.Name(), "token", token)
+	}
+}
+
+func (s *services) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.list) - 1; i >= 0; i-- {
+		s.stopLocked(s.list[i])
+	}
+}
+
+func (s *services) stopLocked(svc Service) {
+	cancel, ok := s.running[svc.Name()]
+	if !ok {
+		return
+	}
+	cancel()
+	delete(s.running, svc.Name())
+	ctx, cancelStop := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancelStop()
+	if err := svc.Stop(ctx); err != nil {
+		s.logger.Error("rota: leader service failed to stop cleanly", "service", svc.Name(), "error", err)
+	}
+}
+
+func (s *services) requestRestart(name string) {
+	s.mu.Lock()
+	s.restart[name] = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *services) restartRequested() <-chan struct{} { return s.wake }
+
+// restartPending stops the services asked to restart and, when leading, starts them again.
+func (s *services) restartPending(ctx context.Context, leading bool, token int64) {
+	s.mu.Lock()
+	for _, svc := range s.list {
+		if s.restart[svc.Name()] {
+			s.stopLocked(svc)
+			s.logger.Info("rota: leader service restarting", "service", svc.Name())
+		}
+	}
+	clear(s.restart)
+	s.mu.Unlock()
+	if leading {
+		s.startPending(ctx, token)
+	}
+}
+
+// Loop is a Service that calls Do every Every while this node leads: the shape of the rescuer,
+// the pruner and most maintenance work.
+type Loop struct {
+	ServiceName string
+	Every       time.Duration
+	Clock       clockwork.Clock
+	Do          func(ctx context.Context)
+
+	mu   sync.Mutex
+	done chan struct{}
+}
+
+// Name returns ServiceName.
+func (l *Loop) Name() string { return l.ServiceName }
+
+// Start runs Do at once and then every Every until ctx ends.
+func (l *Loop) Start(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done != nil {
+		return nil
+	}
+	done := make(chan struct{})
+	l.done = done
+	go func() {
+		defer close(done)
+		tick := l.Clock.NewTicker(l.Every)
+		defer tick.Stop()
+		for {
+			l.Do(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.Chan():
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop waits for the loop to end (its context is already cancelled).
+func (l *Loop) Stop(ctx context.Context) error {
+	l.mu.Lock()
+	done := l.done
+	l.done = nil
+	l.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

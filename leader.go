@@ -1,0 +1,82 @@
+package rota
+
+import (
+	"context"
+	"time"
+
+	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/store"
+)
+
+// LeaderService is work that must run on one node of the fleet only: the leader. Start must not
+// block; it starts goroutines bound to ctx, which is cancelled when leadership ends, before Stop is
+// called. Both must be idempotent. A Start that fails is retried at the next lease renewal.
+type LeaderService interface {
+	Name() string
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// LeaderConfig tunes the election. Zero fields take the defaults.
+type LeaderConfig struct {
+	// Standalone makes the node leader at once, without a lease: for one process that owns its
+	// store. Nodes on a store without leases are always standalone.
+	Standalone bool
+	// TTL of the leader lease. Defaults to 30 s.
+	TTL time.Duration
+	// RenewEvery is how often the leader renews. Defaults to 10 s.
+	RenewEvery time.Duration
+	// TryEvery is how often the other nodes try to take the lease. Defaults to 10 s.
+	TryEvery time.Duration
+	// Services run on the leader only, after the built-in ones (rescuer, pruner).
+	Services []LeaderService
+}
+
+// Event types about leadership.
+const (
+	EventLeaderElected EventType = "leader.elected"
+	EventLeaderLost    EventType = "leader.lost"
+)
+
+// IsLeader reports whether this node currently leads.
+func (n *Node) IsLeader() bool {
+	leading, _ := n.elector.Leader()
+	return leading
+}
+
+// RestartLeaderService stops and starts the named leader service on this node, if it leads: call it
+// when the service's settings change.
+func (n *Node) RestartLeaderService(name string) { n.elector.Restart(name) }
+
+func (n *Node) newElector() error {
+	lc := n.cfg.Leader
+	leaser, _ := n.cfg.Store.(store.Leaser)
+	el, err := leader.New(leader.Config{
+		Leaser:     leaser,
+		Identity:   n.cfg.Store.Identity,
+		Owner:      n.cfg.ID,
+		TTL:        lc.TTL,
+		RenewEvery: lc.RenewEvery,
+		TryEvery:   lc.TryEvery,
+		Standalone: lc.Standalone,
+		Clock:      n.clock,
+		Logger:     n.logger,
+		OnChange: func(c leader.Change) {
+			typ := EventLeaderLost
+			if c.Leader {
+				typ = EventLeaderElected
+			}
+			n.events.emit(Event{Type: typ, Reason: c.Reason, At: c.At})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	el.Add(&leader.Loop{ServiceName: "rescuer", Every: n.cfg.RescueInterval, Clock: n.clock, Do: n.rescue})
+	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
+	for _, s := range lc.Services {
+		el.Add(s)
+	}
+	n.elector = el
+	return nil
+}

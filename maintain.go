@@ -1,0 +1,75 @@
+package rota
+
+import (
+	"context"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// heartbeat renews the leases of this node's running jobs every third of the lease, and cancels
+// the ones a user asked to cancel from another process.
+func (n *Node) heartbeat(ctx context.Context) {
+	ticker := n.clock.NewTicker(n.cfg.JobLease / 3)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.Chan():
+		}
+		if n.runningCount() == 0 && n.completer.Pending() == 0 {
+			continue
+		}
+		cancelled, err := n.cfg.Store.Heartbeat(ctx, n.cfg.ID, n.cfg.JobLease)
+		if err != nil {
+			n.logger.Warn("rota: heartbeat failed; leases lapse if the store stays away", "lease", n.cfg.JobLease, "error", err)
+			continue
+		}
+		for _, id := range cancelled {
+			n.cancelLocal(id)
+		}
+	}
+}
+
+// rescueBatch bounds one rescue pass; a larger backlog is taken over the next passes.
+const rescueBatch = 1000
+
+// rescue returns jobs whose lease expired (their node died or lost the store) to their queue. It
+// runs on the leader, every RescueInterval.
+func (n *Node) rescue(ctx context.Context) {
+	rows, err := n.cfg.Store.Rescue(ctx, rescueBatch)
+	if err != nil {
+		n.logger.Warn("rota: rescue failed", "error", err)
+		return
+	}
+	for _, row := range rows {
+		n.logger.Warn("rota: rescued job whose lease expired", "job", row.ID, "kind", row.Kind, "state", row.State, "attempt", row.Attempt)
+		n.events.emit(Event{Type: EventJobRescued, Job: row, At: n.clock.Now()})
+	}
+}
+
+// listen wakes queues when the store pushes an insert, resubscribing if the subscription ends.
+func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
+	byName := make(map[string]*queue, len(n.queues))
+	for _, q := range n.queues {
+		byName[q.name] = q
+	}
+	for {
+		ch, err := notifier.Subscribe(ctx)
+		if err != nil {
+			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
+		} else {
+			for note := range ch {
+				if q := byName[note.Queue]; q != nil && note.Topic == store.TopicInsert {
+					q.signal()
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.clock.After(time.Second):
+		}
+	}
+}

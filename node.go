@@ -1,0 +1,324 @@
+package rota
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rotahq/rota/internal/completer"
+	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/store"
+)
+
+// Defaults for Config.
+const (
+	// QueueMaxWorkersDefault is the concurrency of a queue that does not set its own.
+	QueueMaxWorkersDefault = 100
+	// JobLeaseDefault is how long a claim holds a job without a heartbeat. The node renews every
+	// third of it, so two heartbeats may be lost before the lease lapses; the rescuer then frees
+	// the job of a dead node within JobLeaseDefault + RescueIntervalDefault.
+	JobLeaseDefault = 15 * time.Second
+	// RescueIntervalDefault is how often expired leases are looked for.
+	RescueIntervalDefault = 5 * time.Second
+	// FetchPollIntervalDefault is how often a queue is polled when no notification arrives: the
+	// upper bound of pick-up latency for stores that cannot push, or when a push is lost.
+	FetchPollIntervalDefault = time.Second
+	// TimeoutGraceDefault is how long a handler that ignores its cancelled context is waited for
+	// before it is abandoned and its slot freed.
+	TimeoutGraceDefault = 10 * time.Second
+	// MaxResultBytesDefault caps a job's recorded result.
+	MaxResultBytesDefault = 1 << 20
+	// PruneIntervalDefault is how often the leader deletes finished jobs past their retention.
+	PruneIntervalDefault = time.Minute
+	// RegisterIntervalDefault is how often a node refreshes its row in the node registry.
+	RegisterIntervalDefault = 10 * time.Second
+	// NodeStaleAfterDefault is how long a node may go unseen before the leader removes its row.
+	NodeStaleAfterDefault = 5 * time.Minute
+)
+
+// QueueConfig sets how a node serves one queue.
+type QueueConfig struct {
+	// MaxWorkers is how many jobs of the queue this node runs at once. Defaults to
+	// QueueMaxWorkersDefault.
+	MaxWorkers int
+}
+
+// Config configures a Node. Store and Workers are required; the rest default.
+type Config struct {
+	Store   store.Store
+	Workers *Workers
+	// Queues maps queue names to their settings. Defaults to {QueueDefault: {}}.
+	Queues map[string]QueueConfig
+	// ID names the node in leases and logs; unique per process. Defaults to host-pid-random.
+	ID     string
+	Clock  clockwork.Clock
+	Logger *slog.Logger
+
+	JobLease          time.Duration // Defaults to JobLeaseDefault.
+	RescueInterval    time.Duration // Defaults to RescueIntervalDefault.
+	FetchPollInterval time.Duration // Defaults to FetchPollIntervalDefault.
+	TimeoutGrace      time.Duration // Defaults to TimeoutGraceDefault.
+	MaxResultBytes    int           // Defaults to MaxResultBytesDefault.
+	MaxArgsBytes      int           // Defaults to MaxArgsBytesDefault.
+	PruneInterval     time.Duration // Defaults to PruneIntervalDefault.
+	RegisterInterval  time.Duration // Defaults to RegisterIntervalDefault.
+	NodeStaleAfter    time.Duration // Defaults to NodeStaleAfterDefault.
+	// Retention says how long finished jobs are kept, per final state.
+	Retention Retention
+	// Leader tunes the election of the node that runs the rescuer, the pruner and LeaderServices.
+	Leader LeaderConfig
+	// Version is reported in the node registry. Defaults to "dev".
+	Version string
+	// Singleton, when set, makes the whole node claim jobs only while it holds the lease of that
+	// name: exactly one such node runs fleet-wide; the others wait.
+	Singleton string
+}
+
+// Node runs jobs: it claims them from its queues, runs each in its own goroutine under a
+// heartbeated lease, and records outcomes. Create it with NewNode, then Start and Stop it.
+type Node struct {
+	cfg        Config
+	client     *Client
+	clock      clockwork.Clock
+	logger     *slog.Logger
+	queues     []*queue
+	kinds      []string
+	completer  *completer.Completer
+	events     eventHub
+	elector    *leader.Elector
+	singletons singletons
+	startedAt  time.Time
+
+	mu      sync.Mutex
+	running map[int64]*execution
+
+	started   bool
+	stopOnce  sync.Once
+	stopFetch chan struct{}   // closed: claim no more
+	workCtx   context.Context // cancelled with errShutdown when draining runs out of time
+	stopWork  context.CancelCauseFunc
+	forceEnd  chan struct{} // closed: stop waiting for handlers that ignore cancellation
+	fetchers  sync.WaitGroup
+	jobs      sync.WaitGroup
+	bgCancel  context.CancelFunc
+	bg        sync.WaitGroup
+	drainDone chan struct{} // closed: the completer may finish
+	compDone  chan struct{}
+}
+
+var (
+	errShutdown        = errors.New("node is shutting down")
+	errCancelledByUser = errors.New("cancelled by user")
+)
+
+// NewNode checks cfg and returns a Node ready to Start.
+func NewNode(cfg Config) (*Node, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("rota: node: Config.Store is required")
+	}
+	if cfg.Workers == nil || len(cfg.Workers.kinds) == 0 {
+		return nil, errors.New("rota: node: Config.Workers has no workers; register at least one with AddWorker")
+	}
+	if len(cfg.Queues) == 0 {
+		cfg.Queues = map[string]QueueConfig{QueueDefault: {}}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ID == "" {
+		cfg.ID = defaultNodeID()
+	}
+	setDefault(&cfg.JobLease, JobLeaseDefault)
+	setDefault(&cfg.RescueInterval, RescueIntervalDefault)
+	setDefault(&cfg.FetchPollInterval, FetchPollIntervalDefault)
+	setDefault(&cfg.TimeoutGrace, TimeoutGraceDefault)
+	setDefault(&cfg.MaxResultBytes, MaxResultBytesDefault)
+	setDefault(&cfg.PruneInterval, PruneIntervalDefault)
+	setDefault(&cfg.RegisterInterval, RegisterIntervalDefault)
+	setDefault(&cfg.NodeStaleAfter, NodeStaleAfterDefault)
+	setDefault(&cfg.Version, "dev")
+	cfg.Retention = cfg.Retention.withDefaults()
+	n := &Node{
+		cfg:       cfg,
+		clock:     cfg.Clock,
+		logger:    cfg.Logger.With("node", cfg.ID),
+		kinds:     cfg.Workers.Kinds(),
+		running:   map[int64]*execution{},
+		stopFetch: make(chan struct{}),
+		forceEnd:  make(chan struct{}),
+		drainDone: make(chan struct{}),
+		compDone:  make(chan struct{}),
+	}
+	sort.Strings(n.kinds)
+	n.client = NewClient(cfg.Store, &ClientConfig{Clock: cfg.Clock, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes})
+	n.client.onCancel = n.cancelLocal
+	n.completer = completer.New(cfg.Store, cfg.Clock, n.logger)
+	names := make([]string, 0, len(cfg.Queues))
+	for name := range cfg.Queues {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := validName("queue", name); err != nil {
+			return nil, fmt.Errorf("rota: node: %w", err)
+		}
+		max := cfg.Queues[name].MaxWorkers
+		if max <= 0 {
+			max = QueueMaxWorkersDefault
+		}
+		n.queues = append(n.queues, newQueue(n, name, max))
+	}
+	if err := n.newElector(); err != nil {
+		return nil, fmt.Errorf("rota: node: %w", err)
+	}
+	if err := n.newSingletons(); err != nil {
+		return nil, fmt.Errorf("rota: node: %w", err)
+	}
+	return n, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+func defaultNodeID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "node"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// ID returns the node's id, as it appears in job owners and logs.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Client returns a Client on the node's store. Cancelling through it reaches jobs this node runs
+// at once.
+func (n *Node) Client() *Client { return n.client }
+
+// Start begins claiming and running jobs. ctx bounds start-up only; use Stop to end the node.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.started {
+		return errors.New("rota: node: already started")
+	}
+	if _, err := n.cfg.Store.Identity(ctx); err != nil {
+		return fmt.Errorf("rota: node: store is not ready (run migrate?): %w", err)
+	}
+	n.started = true
+	n.workCtx, n.stopWork = context.WithCancelCause(context.Background())
+	bgCtx, cancel := context.WithCancel(context.Background())
+	n.bgCancel = cancel
+	n.goBackground(func() { n.completer.Run(bgCtx, n.drainDone); close(n.compDone) })
+	n.goBackground(func() { n.heartbeat(bgCtx) })
+	n.startedAt = n.clock.Now()
+	n.goBackground(func() { n.elector.Run(bgCtx) })
+	n.runSingletons(bgCtx)
+	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
+		n.goBackground(func() { n.register(bgCtx, reg) })
+	}
+	if notifier, ok := n.cfg.Store.(store.Notifier); ok {
+		n.goBackground(func() { n.listen(bgCtx, notifier) })
+	}
+	for _, q := range n.queues {
+		n.fetchers.Add(1)
+		go func() {
+			defer n.fetchers.Done()
+			q.run()
+		}()
+	}
+	n.logger.Info("rota: node started", "queues", len(n.queues), "kinds", n.kinds)
+	return nil
+}
+
+func (n *Node) goBackground(f func()) {
+	n.bg.Add(1)
+	go func() {
+		defer n.bg.Done()
+		f()
+	}()
+}
+
+// Stop shuts the node down gracefully: it claims nothing more, lets running jobs finish until ctx
+// ends, then cancels what is left; those jobs go back to their queue, first in line, without
+// using an attempt. Leases are held until nothing runs. Give ctx a deadline below your process
+// manager's kill timeout. Stop returns ctx's error if jobs had to be cancelled.
+func (n *Node) Stop(ctx context.Context) error {
+	n.mu.Lock()
+	started := n.started
+	n.mu.Unlock()
+	if !started {
+		return nil
+	}
+	var err error
+	n.stopOnce.Do(func() { err = n.stop(ctx) })
+	return err
+}
+
+func (n *Node) stop(ctx context.Context) error {
+	close(n.stopFetch)
+	n.fetchers.Wait()
+	jobsDone := make(chan struct{})
+	go func() {
+		n.jobs.Wait()
+		close(jobsDone)
+	}()
+	var drainErr error
+	select {
+	case <-jobsDone:
+	case <-ctx.Done():
+		drainErr = fmt.Errorf("rota: node stop: %d jobs still running when the drain deadline passed; handed back: %w", n.runningCount(), ctx.Err())
+		n.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", n.runningCount())
+		n.stopWork(errShutdown)
+		select {
+		case <-jobsDone:
+		case <-n.clock.After(n.cfg.TimeoutGrace):
+			close(n.forceEnd)
+			<-jobsDone
+		}
+	}
+	close(n.drainDone)
+	select {
+	case <-n.compDone:
+	case <-n.clock.After(n.cfg.TimeoutGrace):
+		n.logger.Error("rota: node stop: outcomes not recorded in time; the rescuer will retry those jobs", "pending", n.completer.Pending())
+	}
+	n.bgCancel()
+	n.bg.Wait()
+	n.stopWork(errShutdown)
+	n.logger.Info("rota: node stopped")
+	return drainErr
+}
+
+func (n *Node) runningCount() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.running)
+}
+
+// cancelLocal cancels a job this node runs, if it runs it.
+func (n *Node) cancelLocal(id int64) {
+	n.mu.Lock()
+	e := n.running[id]
+	n.mu.Unlock()
+	if e != nil {
+		e.cancel(errCancelledByUser)
+	}
+}

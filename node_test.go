@@ -1,0 +1,331 @@
+package rota
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+func TestNodeRunsJobAndWaitReturnsResult(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		return j.SetResult(map[string]int{"double": j.Args.N * 2})
+	}, nil)
+	job := b.insert(t, testArgs{N: 21}, nil)
+	row, err := b.client.Wait(context.Background(), job.ID)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if row.State != StateCompleted || string(row.Result) != `{"double":42}` || row.Attempt != 1 {
+		t.Fatalf("got state %s result %s attempt %d", row.State, row.Result, row.Attempt)
+	}
+}
+
+func TestErrorRetriesWithBackoffThenDiscards(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		return errors.New("smtp down")
+	}, nil)
+	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 2})
+
+	b.event(t, EventJobFailed)
+	row := b.get(t, job.ID)
+	delay := row.RunAt.Sub(b.clock.Now())
+	if row.State != StateRetryable || delay < 500*time.Millisecond || delay >= time.Second {
+		t.Fatalf("after first failure: state %s, retry in %v; want retryable in [0.5s, 1s)", row.State, delay)
+	}
+	if len(row.Errors) != 1 || row.Errors[0].Error != "smtp down" || row.Errors[0].Attempt != 1 {
+		t.Fatalf("errors after first failure: %+v", row.Errors)
+	}
+
+	b.clock.Advance(time.Second) // the retry is due, and the queue's poll fires
+	b.event(t, EventJobDiscarded)
+	row = b.get(t, job.ID)
+	if row.State != StateDiscarded || row.Attempt != 2 || len(row.Errors) != 2 {
+		t.Fatalf("after last attempt: state %s attempt %d errors %d", row.State, row.Attempt, len(row.Errors))
+	}
+	_, err := b.client.Wait(context.Background(), job.ID)
+	var failed *JobFailedError
+	if !errors.As(err, &failed) || !strings.Contains(err.Error(), "smtp down") {
+		t.Fatalf("wait on discarded job: %v", err)
+	}
+}
+
+func TestPanicIsRecordedWithStack(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		var m map[string]int
+		m["boom"] = 1
+		return nil
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	b.event(t, EventJobFailed)
+	row := b.get(t, job.ID)
+	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "panic: assignment to entry in nil map") ||
+		!strings.Contains(row.Errors[0].Trace, "node_test.go") {
+		t.Fatalf("panic not recorded with stack: %+v", row.Errors)
+	}
+}
+
+func TestSnoozeKeepsTheAttempt(t *testing.T) {
+	runs := make(chan int, 2)
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		runs <- j.Attempt
+		if len(runs) == 1 {
+			return Snooze(time.Minute)
+		}
+		return nil
+	}, nil)
+	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 1})
+	b.event(t, EventJobSnoozed)
+	row := b.get(t, job.ID)
+	if row.State != StateScheduled || row.Attempt != 0 || !row.RunAt.Equal(b.clock.Now().Add(time.Minute)) {
+		t.Fatalf("snoozed: state %s attempt %d run at %v", row.State, row.Attempt, row.RunAt)
+	}
+	b.clock.Advance(time.Minute)
+	b.event(t, EventJobCompleted)
+	if first, second := <-runs, <-runs; first != 1 || second != 1 {
+		t.Fatalf("attempts seen by the handler: %d then %d, want 1 and 1", first, second)
+	}
+}
+
+func TestCancelAndSupersededOutcomesEndWithoutRetry(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		if j.Args.N == 1 {
+			return Cancel(errors.New("account closed"))
+		}
+		return Superseded("newer export requested")
+	}, nil)
+	for n, want := range map[int]string{1: "cancelled: account closed", 2: "superseded: newer export requested"} {
+		job := b.insert(t, testArgs{N: n}, nil)
+		b.event(t, EventJobCancelled)
+		row := b.get(t, job.ID)
+		if row.State != StateCancelled || len(row.Errors) != 1 || row.Errors[0].Error != want {
+			t.Fatalf("n=%d: state %s errors %+v, want cancelled with %q", n, row.State, row.Errors, want)
+		}
+	}
+}
+
+func TestTimeoutCancelsTheContextAndRetries(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	<-started
+	b.timers(t, baseTimers(b.node)+1) // the job's timeout
+	b.clock.Advance(7 * time.Second)
+	b.event(t, EventJobFailed)
+	row := b.get(t, job.ID)
+	if row.State != StateRetryable || !strings.Contains(row.Errors[0].Error, "timed out after 7s") {
+		t.Fatalf("state %s errors %+v", row.State, row.Errors)
+	}
+}
+
+func TestHungHandlerIsAbandonedAndItsSlotFreed(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan int, 2)
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		started <- j.Args.N
+		if j.Args.N == 1 {
+			<-release // ignores ctx
+		}
+		return nil
+	}, func(c *Config) { c.Queues = map[string]QueueConfig{QueueDefault: {MaxWorkers: 1}} })
+	hung := b.insert(t, testArgs{N: 1}, nil)
+	<-started
+	next := b.insert(t, testArgs{N: 2}, nil)
+	b.clock.Advance(7 * time.Second)  // timeout: ctx cancelled, handler ignores it
+	b.timers(t, baseTimers(b.node)+1) // the grace timer
+	b.clock.Advance(5 * time.Second)
+	b.event(t, EventJobFailed)
+	if row := b.get(t, hung.ID); row.State != StateRetryable || !strings.Contains(row.Errors[0].Error, "did not return") {
+		t.Fatalf("hung job: state %s errors %+v", row.State, row.Errors)
+	}
+	if n := <-started; n != 2 {
+		t.Fatalf("next job started = %d, want 2", n)
+	}
+	b.event(t, EventJobCompleted)
+	if row := b.get(t, next.ID); row.State != StateCompleted {
+		t.Fatalf("job after the hung one: %s", row.State)
+	}
+}
+
+func TestCancelRunningJobCancelsItsContext(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	<-started
+	if _, err := b.client.Cancel(context.Background(), job.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.event(t, EventJobCancelled)
+	if row := b.get(t, job.ID); row.State != StateCancelled || !strings.Contains(row.Errors[0].Error, "cancelled by user") {
+		t.Fatalf("state %s errors %+v", row.State, row.Errors)
+	}
+}
+
+func TestCancelFromAnotherClientArrivesWithHeartbeat(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	<-started
+	other := NewClient(b.store, &ClientConfig{Clock: b.clock})
+	if row, err := other.Cancel(context.Background(), job.ID); err != nil || row.State != StateRunning || !row.CancelRequested {
+		t.Fatalf("cancel from another client: %+v, %v", row, err)
+	}
+	b.clock.Advance(JobLeaseDefault / 3) // heartbeat
+	b.event(t, EventJobCancelled)
+}
+
+func TestUnknownKindWaitsForANodeThatKnowsIt(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, nil)
+	other := b.insert(t, RawArgs{KindName: "resize-image", JSON: json.RawMessage(`{"w":10}`)}, nil)
+	known := b.insert(t, testArgs{}, nil)
+	b.event(t, EventJobCompleted)
+	if row := b.get(t, known.ID); row.State != StateCompleted {
+		t.Fatalf("known kind: %s", row.State)
+	}
+	if row := b.get(t, other.ID); row.State != StateAvailable || row.Attempt != 0 {
+		t.Fatalf("unknown kind: state %s attempt %d, want available and untouched", row.State, row.Attempt)
+	}
+}
+
+func TestArgsThatDoNotDecodeAreDiscardedWithTheReason(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, nil)
+	job := b.insert(t, RawArgs{KindName: "test", JSON: json.RawMessage(`{"n":"not a number"}`)}, nil)
+	b.event(t, EventJobDiscarded)
+	row := b.get(t, job.ID)
+	if row.State != StateDiscarded || !strings.Contains(row.Errors[0].Error, "decode args") {
+		t.Fatalf("state %s errors %+v", row.State, row.Errors)
+	}
+}
+
+func TestHugeResultFailsTheAttempt(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		return j.SetResult(strings.Repeat("x", 2000))
+	}, func(c *Config) { c.MaxResultBytes = 1000 })
+	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 1})
+	b.event(t, EventJobDiscarded)
+	if row := b.get(t, job.ID); !strings.Contains(row.Errors[0].Error, "over the limit of 1000 bytes") || row.Result != nil {
+		t.Fatalf("errors %+v result %d bytes", row.Errors, len(row.Result))
+	}
+}
+
+func TestRescueReturnsJobsOfADeadNode(t *testing.T) {
+	done := make(chan int64, 1)
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		done <- j.ID
+		return nil
+	}, func(c *Config) { c.Queues = map[string]QueueConfig{"other": {}} })
+	// A node that claims and then dies: it never heartbeats nor completes.
+	job := b.insert(t, testArgs{}, &InsertOpts{Queue: "mail"})
+	claimed, err := b.store.Claim(context.Background(), store.ClaimParams{
+		Queue: "mail", Kinds: []string{"test"}, Max: 1, Owner: "dead-node", LeaseFor: JobLeaseDefault,
+	})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim by the doomed node: %v, %d jobs", err, len(claimed))
+	}
+	b.clock.Advance(RescueIntervalDefault) // too early: the lease holds
+	if row := b.get(t, job.ID); row.State != StateRunning {
+		t.Fatalf("rescued before its lease expired: %s", row.State)
+	}
+	b.clock.Advance(JobLeaseDefault + RescueIntervalDefault)
+	ev := b.event(t, EventJobRescued)
+	if ev.Job.ID != job.ID || ev.Job.State != StateRetryable {
+		t.Fatalf("rescued %+v", ev.Job)
+	}
+	row := b.get(t, job.ID)
+	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
+		t.Fatalf("after rescue: errors %+v", row.Errors)
+	}
+}
+
+func TestStopDrainsRunningJobs(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-release
+		return nil
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	<-started
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.node.Stop(context.Background()) }()
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if row := b.get(t, job.ID); row.State != StateCompleted {
+		t.Fatalf("drained job: %s", row.State)
+	}
+}
+
+func TestStopHandsInterruptedJobsBackFirstInLine(t *testing.T) {
+	started := make(chan struct{})
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, nil)
+	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 1})
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no time to drain
+	if err := b.node.Stop(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stop: %v, want the drain deadline reported", err)
+	}
+	row := b.get(t, job.ID)
+	if row.State != StateAvailable || row.Attempt != 0 || !row.RunAt.Equal(job.RunAt) || len(row.Errors) != 0 {
+		t.Fatalf("handed back: state %s attempt %d run at %v (was %v) errors %v", row.State, row.Attempt, row.RunAt, job.RunAt, row.Errors)
+	}
+}
+
+// slowArgs carry their own time limit, as a backup job sized to its mailbox would.
+type slowArgs struct {
+	Limit time.Duration `json:"limit"`
+}
+
+func (slowArgs) Kind() string { return "slow" }
+
+type slowWorker struct{ deadline chan time.Time }
+
+func (w slowWorker) Timeout(j *Job[slowArgs]) time.Duration { return j.Args.Limit }
+
+func (w slowWorker) Work(ctx context.Context, j *Job[slowArgs]) error {
+	deadline, _ := ctx.Deadline()
+	w.deadline <- deadline
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestPerJobTimeoutOverridesTheKinds(t *testing.T) {
+	w := slowWorker{deadline: make(chan time.Time, 1)}
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, func(c *Config) {
+		AddWorker(c.Workers, Worker[slowArgs](w), &WorkerOptions{Timeout: time.Second})
+		c.JobLease = 2 * time.Hour // the hour is jumped in one step, with no heartbeat between
+	})
+	job := b.insert(t, slowArgs{Limit: time.Hour}, nil)
+	if deadline := <-w.deadline; !deadline.Equal(epoch.Add(time.Hour)) {
+		t.Fatalf("context deadline %v, want the job's own hour (%v)", deadline, epoch.Add(time.Hour))
+	}
+	b.clock.Advance(time.Hour)
+	b.event(t, EventJobFailed)
+	if row := b.get(t, job.ID); !strings.Contains(row.Errors[0].Error, "timed out after 1h0m0s") {
+		t.Fatalf("errors %+v", row.Errors)
+	}
+}

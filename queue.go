@@ -1,0 +1,98 @@
+package rota
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/rotahq/rota/store"
+)
+
+// claimBatchMax caps one claim. A node with more free slots claims again at once, so the cap only
+// bounds the size of one statement and one transaction.
+const claimBatchMax = 500
+
+// queue is one queue as a node serves it: a fetch loop that claims as many jobs as there are free
+// slots whenever it is woken (an insert notification, a freed slot while work remains, a poll).
+type queue struct {
+	node   *Node
+	name   string
+	max    int
+	active atomic.Int64
+	// more is set when the last claim filled every slot it asked for, so more work likely waits
+	// and a freed slot should trigger a claim; when the queue ran dry, freed slots wait for a
+	// notification or the poll instead of claiming nothing over and over.
+	more atomic.Bool
+	wake chan struct{}
+}
+
+func newQueue(n *Node, name string, max int) *queue {
+	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1)}
+}
+
+// signal wakes the fetch loop without blocking; wake-ups coalesce.
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// released is called when a job of the queue has finished and its slot is free.
+func (q *queue) released() {
+	q.active.Add(-1)
+	if q.more.Load() {
+		q.signal()
+	}
+}
+
+func (q *queue) run() {
+	n := q.node
+	poll := n.clock.NewTicker(n.cfg.FetchPollInterval)
+	defer poll.Stop()
+	for {
+		q.claim()
+		select {
+		case <-n.stopFetch:
+			return
+		case <-q.wake:
+		case <-poll.Chan():
+		}
+	}
+}
+
+// claim takes jobs until the slots are full or the queue has no more due work.
+func (q *queue) claim() {
+	n := q.node
+	for {
+		select {
+		case <-n.stopFetch:
+			return
+		default:
+		}
+		free := q.max - int(q.active.Load())
+		if free <= 0 {
+			return
+		}
+		kinds := n.claimKinds()
+		if len(kinds) == 0 {
+			return
+		}
+		ask := min(free, claimBatchMax)
+		rows, err := n.cfg.Store.Claim(context.Background(), store.ClaimParams{
+			Queue: q.name, Kinds: kinds, Max: ask, Owner: n.cfg.ID, LeaseFor: n.cfg.JobLease,
+		})
+		if err != nil {
+			// The store may be down for a moment: the next poll tries again.
+			n.logger.Warn("rota: claim failed; will retry at the next poll", "queue", q.name, "error", err)
+			return
+		}
+		q.more.Store(len(rows) == ask)
+		for _, row := range rows {
+			q.active.Add(1)
+			n.start(q, row)
+		}
+		if len(rows) < ask {
+			return
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package rota
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// testArgs is the args type most runtime tests use; Mode tells the test worker what to do.
+type testArgs struct {
+	N int `json:"n"`
+}
+
+func (testArgs) Kind() string { return "test" }
+
+// bundle is what a runtime test needs: a real SQLite store, a fake clock, a node and its events.
+type bundle struct {
+	store  *sqlite.Store
+	clock  *clockwork.FakeClock
+	node   *Node
+	client *Client
+	events <-chan Event
+}
+
+var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openStore(t *testing.T, clock clockwork.Clock) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithClock(clock), sqlite.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// testLogger writes to the test's output, shown only for failed tests or with -v.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// setup starts a node whose only worker is work, on one queue with maxWorkers slots.
+func setup(t *testing.T, work func(context.Context, *Job[testArgs]) error, configure func(*Config)) *bundle {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(epoch)
+	st := openStore(t, clock)
+	workers := NewWorkers()
+	AddWorker(workers, WorkFunc[testArgs](work), &WorkerOptions{Timeout: 7 * time.Second})
+	cfg := Config{Store: st, Workers: workers, Clock: clock, ID: "node-a", TimeoutGrace: 5 * time.Second, Logger: testLogger(t),
+		// Elections have their own tests; here the node leads at once, so big jumps of the fake
+		// clock cannot make it step down between two renewals it never got to send.
+		Leader: LeaderConfig{Standalone: true}}
+	if configure != nil {
+		configure(&cfg)
+	}
+	node, err := NewNode(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := node.Subscribe(100)
+	t.Cleanup(unsubscribe)
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = node.Stop(ctx)
+	})
+	b := &bundle{store: st, clock: clock, node: node, client: node.Client(), events: events}
+	b.timers(t, baseTimers(node)) // every loop of the node is armed
+	return b
+}
+
+func (b *bundle) insert(t *testing.T, args Args, opts *InsertOpts) *JobRow {
+	t.Helper()
+	res, err := b.client.Insert(context.Background(), args, opts)
+	if err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	return res.Job
+}
+
+// event waits for the next event of type typ, failing the test after a generous real-time bound
+// (a safety net against a hang, not a sleep: the event normally arrives in microseconds).
+func (b *bundle) event(t *testing.T, typ EventType) Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-b.events:
+			if ev.Type == typ {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within 10s", typ)
+		}
+	}
+}
+
+func (b *bundle) get(t *testing.T, id int64) *JobRow {
+	t.Helper()
+	row, err := b.store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("get %d: %v", id, err)
+	}
+	return row
+}
+
+// timers blocks until the fake clock has n timers and tickers waiting, so an Advance reaches the
+// one the test is about.
+func (b *bundle) timers(t *testing.T, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.clock.BlockUntilContext(ctx, n); err != nil {
+		t.Fatalf("waiting for %d clock waiters: %v", n, err)
+	}
+}
+
+// baseTimers is how many timers and tickers an idle node holds on its clock: one poll per queue,
+// the heartbeat, the leader's rescuer and pruner loops, the elector's (its tick, plus its renew
+// deadline where the store has leases) and the node registry's.
+func baseTimers(n *Node) int {
+	count := len(n.queues) + 1 + 2 + 1
+	if _, ok := n.cfg.Store.(store.Leaser); ok && !n.cfg.Leader.Standalone {
+		count++
+	}
+	if _, ok := n.cfg.Store.(store.NodeRegistry); ok {
+		count++
+	}
+	return count
+}
+
+var _ store.Store = (*sqlite.Store)(nil)

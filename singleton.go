@@ -1,0 +1,97 @@
+package rota
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/store"
+)
+
+// singletons gates kinds behind named leases: a kind whose worker requires a lease is claimed only
+// while this node holds it, so exactly one such worker runs fleet-wide. Losing the lease stops the
+// claims at once; jobs already running finish (or are handed back at shutdown) as usual.
+type singletons struct {
+	mu       sync.Mutex
+	held     map[string]bool     // lease name → held by this node
+	kinds    map[string][]string // lease name → kinds it gates
+	electors []*leader.Elector
+}
+
+// singletonLeasePrefix keeps singleton leases apart from the leader lease and users' names.
+const singletonLeasePrefix = "rota.singleton:"
+
+func (n *Node) newSingletons() error {
+	s := &n.singletons
+	s.held, s.kinds = map[string]bool{}, map[string][]string{}
+	for _, kind := range n.kinds {
+		name := n.cfg.Workers.kinds[kind].singleton
+		if n.cfg.Singleton != "" {
+			name = n.cfg.Singleton
+		}
+		if name != "" {
+			s.kinds[name] = append(s.kinds[name], kind)
+		}
+	}
+	if len(s.kinds) == 0 {
+		return nil
+	}
+	leaser, ok := n.cfg.Store.(store.Leaser)
+	if !ok {
+		return fmt.Errorf("singleton workers need a store with leases; %T has none", n.cfg.Store)
+	}
+	for name := range s.kinds {
+		el, err := leader.New(leader.Config{
+			Leaser: leaser, Identity: n.cfg.Store.Identity, Name: singletonLeasePrefix + name, Owner: n.cfg.ID,
+			TTL: n.cfg.Leader.TTL, RenewEvery: n.cfg.Leader.RenewEvery, TryEvery: n.cfg.Leader.TryEvery,
+			Clock: n.clock, Logger: n.logger.With("singleton", name),
+			OnChange: func(c leader.Change) {
+				s.mu.Lock()
+				s.held[name] = c.Leader
+				s.mu.Unlock()
+				if c.Leader {
+					for _, q := range n.queues {
+						q.signal()
+					}
+				}
+			},
+		})
+		if err != nil {
+			return err
+		}
+		s.electors = append(s.electors, el)
+	}
+	return nil
+}
+
+func (n *Node) runSingletons(ctx context.Context) {
+	for _, el := range n.singletons.electors {
+		n.goBackground(func() { el.Run(ctx) })
+	}
+}
+
+// claimKinds returns the kinds this node may claim now: all it has workers for, less the
+// singleton kinds whose lease another node holds.
+func (n *Node) claimKinds() []string {
+	s := &n.singletons
+	if len(s.kinds) == 0 {
+		return n.kinds
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kinds := make([]string, 0, len(n.kinds))
+	for _, kind := range n.kinds {
+		allowed := true
+		for name, gated := range s.kinds {
+			if !s.held[name] && slices.Contains(gated, kind) {
+				allowed = false
+			}
+		}
+		if allowed {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds
+}
