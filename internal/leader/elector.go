@@ -157,7 +157,7 @@ func (e *Elector) Run(ctx context.Context) {
 			return
 		case <-expired:
 			expire = nil
-			e.stepDown(fmt.Sprintf("lease not renewed within %v", e.cfg.RenewDeadline))
+			e.expire()
 			tick.Reset(e.cfg.TryEvery)
 			continue
 		case <-e.services.restartRequested():
@@ -242,6 +242,11 @@ func (e *Elector) storeWasReset(ctx context.Context) (string, error) {
 	e.cfg.Logger.Error("rota: " + reason)
 	e.identity = id
 	return reason, nil
+}
+
+// expire steps down because the renew deadline passed without a successful renewal.
+func (e *Elector) expire() {
+	e.stepDown(fmt.Sprintf("lease not renewed within %v", e.cfg.RenewDeadline))
 }
 
 func (e *Elector) become(token int64) {
