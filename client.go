@@ -1,6 +1,7 @@
 package rota
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,9 @@ func (c *Client) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]Ins
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkBusy(ctx, jobs); err != nil {
+		return nil, err
+	}
 	res, err := c.store.Insert(ctx, params)
 	if err != nil {
 		return nil, fmtErr("insert", err)
@@ -117,6 +121,31 @@ func (c *Client) manyParams(jobs []InsertManyParams) ([]store.InsertParams, erro
 		params[i] = p
 	}
 	return params, nil
+}
+
+// checkBusy refuses best-effort inserts into queues that already have enough waiting. It is a
+// check, not a lock: two producers racing may both get in, which best effort allows.
+func (c *Client) checkBusy(ctx context.Context, jobs []InsertManyParams) error {
+	var stats []store.QueueStats
+	for _, j := range jobs {
+		if j.Opts == nil || j.Opts.DropIfBusy <= 0 {
+			continue
+		}
+		if stats == nil {
+			var err error
+			if stats, err = c.store.QueueStats(ctx); err != nil {
+				return fmtErr("insert: read queue load", err)
+			}
+		}
+		queue := cmp.Or(j.Opts.Queue, QueueDefault)
+		for _, s := range stats {
+			if s.Queue == queue && s.Counts[store.StateAvailable] >= int64(j.Opts.DropIfBusy) {
+				return fmt.Errorf("rota: insert %s: %w: %d jobs wait in queue %q (limit %d); dropped as asked",
+					j.Args.Kind(), ErrBusy, s.Counts[store.StateAvailable], queue, j.Opts.DropIfBusy)
+			}
+		}
+	}
+	return nil
 }
 
 // Get returns one job, or an error wrapping store.ErrNotFound.

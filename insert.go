@@ -21,8 +21,13 @@ const (
 	PriorityMin, PriorityMax = -1000, 1000
 )
 
-// ErrInvalid is wrapped by every error about a job that cannot be inserted as given.
-var ErrInvalid = errors.New("invalid job")
+var (
+	// ErrInvalid is wrapped by every error about a job that cannot be inserted as given.
+	ErrInvalid = errors.New("invalid job")
+	// ErrBusy is wrapped by the error of a best-effort insert (DropIfBusy) refused because its
+	// queue is busy.
+	ErrBusy = errors.New("queue is busy")
+)
 
 // InsertOpts are the optional settings of one insert. The zero value runs the job now on the
 // default queue with the default priority and attempts.
@@ -38,12 +43,21 @@ type InsertOpts struct {
 	RunAt time.Time
 	// ExpiresAt drops the job, as expired, if it has not started by then.
 	ExpiresAt time.Time
-	// UniqueKey makes a second insert with the same key return the existing job instead of adding
-	// another while the first is not finished.
+	// Unique makes a second insert of an equal job return the existing one (InsertResult.Duplicate)
+	// instead of adding another.
+	Unique *UniqueOpts
+	// UniqueKey sets the unique key directly, for producers that name their own; it wins over
+	// Unique's derived key, and Unique.ByState still applies.
 	UniqueKey string
-	// Supersede replaces a not-yet-running job with the same UniqueKey.
+	// Supersede replaces a not-yet-running equal job (unique by Unique or UniqueKey) instead of
+	// returning it: the old one ends cancelled, because the newer request makes it pointless. If
+	// the old one is already running, the new one is inserted and waits behind it.
 	Supersede bool
 	Tags      []string
+	// DropIfBusy makes the insert best-effort: when the queue already has this many jobs waiting
+	// (available), the job is not inserted and Insert returns an error wrapping ErrBusy. For
+	// optional work that is pointless if it cannot start soon. 0 turns it off.
+	DropIfBusy int
 	// Metadata is free-form data kept with the job, encoded as JSON.
 	Metadata any
 }
@@ -109,9 +123,6 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if p.Priority < PriorityMin || p.Priority > PriorityMax {
 		return p, fmt.Errorf("%w: priority %d outside [%d, %d]", ErrInvalid, p.Priority, PriorityMin, PriorityMax)
 	}
-	if p.Supersede && p.UniqueKey == "" {
-		return p, fmt.Errorf("%w: supersede needs a unique key", ErrInvalid)
-	}
 	now := c.clock.Now()
 	if opts.RunAt.After(now) {
 		p.RunAt = opts.RunAt
@@ -134,6 +145,17 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		return p, fmt.Errorf("%w: args of kind %q are %d bytes, over the limit of %d bytes", ErrInvalid, p.Kind, len(raw), c.maxArgsBytes)
 	}
 	p.Args = raw
+	if opts.Unique.enabled() && p.UniqueKey == "" {
+		if p.UniqueKey, err = opts.Unique.key(&p, now); err != nil {
+			return p, err
+		}
+	}
+	if opts.Unique != nil {
+		p.UniqueStates = opts.Unique.ByState
+	}
+	if p.Supersede && p.UniqueKey == "" {
+		return p, fmt.Errorf("%w: supersede needs a unique key (Unique or UniqueKey)", ErrInvalid)
+	}
 	if opts.Metadata != nil {
 		if p.Metadata, err = json.Marshal(opts.Metadata); err != nil {
 			return p, fmt.Errorf("%w: encode metadata: %v", ErrInvalid, err)

@@ -75,3 +75,21 @@ func TestDelayedInsertIsScheduled(t *testing.T) {
 		t.Fatalf("delayed insert: %+v, %v", res, err)
 	}
 }
+
+func TestDropIfBusyRefusesWhenTheQueueIsFull(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	ctx := context.Background()
+	opts := &InsertOpts{Queue: "thumbnails", DropIfBusy: 2}
+	for i := range 2 {
+		if _, err := c.Insert(ctx, testArgs{N: i}, opts); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	if _, err := c.Insert(ctx, testArgs{N: 3}, opts); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), `2 jobs wait in queue "thumbnails"`) {
+		t.Fatalf("third best-effort insert: %v, want ErrBusy", err)
+	}
+	if _, err := c.Insert(ctx, testArgs{N: 3}, &InsertOpts{Queue: "thumbnails"}); err != nil {
+		t.Fatalf("a normal insert into the busy queue: %v", err)
+	}
+}

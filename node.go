@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/rotahq/rota/internal/completer"
 	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/internal/memory"
 	"github.com/rotahq/rota/store"
 )
 
@@ -77,6 +78,11 @@ type Config struct {
 	Leader LeaderConfig
 	// Version is reported in the node registry. Defaults to "dev".
 	Version string
+	// MinFreeMemory, in bytes, is the available-memory floor below which the node claims no new
+	// jobs (running ones go on). It reopens by itself when memory comes back. 0 turns it off.
+	MinFreeMemory uint64
+	// availableMemory reads free memory; tests replace it.
+	availableMemory func() (uint64, error)
 	// Singleton, when set, makes the whole node claim jobs only while it holds the lease of that
 	// name: exactly one such node runs fleet-wide; the others wait.
 	Singleton string
@@ -95,6 +101,7 @@ type Node struct {
 	events     eventHub
 	elector    *leader.Elector
 	singletons singletons
+	memFloor   memFloor
 	startedAt  time.Time
 
 	mu      sync.Mutex
@@ -161,6 +168,10 @@ func NewNode(cfg Config) (*Node, error) {
 		compDone:  make(chan struct{}),
 	}
 	sort.Strings(n.kinds)
+	if cfg.availableMemory == nil {
+		cfg.availableMemory = memory.Available
+	}
+	n.memFloor = memFloor{min: cfg.MinFreeMemory, available: cfg.availableMemory}
 	n.client = NewClient(cfg.Store, &ClientConfig{Clock: cfg.Clock, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes})
 	n.client.onCancel = n.cancelLocal
 	n.completer = completer.New(cfg.Store, cfg.Clock, n.logger)

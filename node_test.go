@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,4 +329,22 @@ func TestPerJobTimeoutOverridesTheKinds(t *testing.T) {
 	if row := b.get(t, job.ID); !strings.Contains(row.Errors[0].Error, "timed out after 1h0m0s") {
 		t.Fatalf("errors %+v", row.Errors)
 	}
+}
+
+func TestMemoryFloorStopsClaimsUntilMemoryReturns(t *testing.T) {
+	var avail atomic.Uint64
+	avail.Store(100)
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, func(c *Config) {
+		c.MinFreeMemory = 1000
+		c.availableMemory = func() (uint64, error) { return avail.Load(), nil }
+	})
+	job := b.insert(t, testArgs{}, nil)
+	b.event(t, EventMemoryLow)
+	if row := b.get(t, job.ID); row.State != StateAvailable {
+		t.Fatalf("claimed while memory was low: %s", row.State)
+	}
+	avail.Store(5000)
+	b.clock.Advance(FetchPollIntervalDefault) // the next poll, a second after the last check
+	b.event(t, EventMemoryOK)
+	b.event(t, EventJobCompleted)
 }

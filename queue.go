@@ -74,7 +74,7 @@ func (q *queue) claim() {
 			return
 		}
 		kinds := n.claimKinds()
-		if len(kinds) == 0 {
+		if len(kinds) == 0 || !n.memoryAdmits() {
 			return
 		}
 		ask := min(free, claimBatchMax)

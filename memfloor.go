@@ -1,0 +1,66 @@
+package rota
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rotahq/rota/internal/memory"
+)
+
+// memoryCheckEvery bounds how often the node reads the machine's free memory: claims can come
+// thousands of times a second, memory does not change that fast.
+const memoryCheckEvery = time.Second
+
+// memFloor keeps a node from taking new work while the machine's available memory is below
+// Config.MinFreeMemory. It logs when it closes and when it opens again.
+type memFloor struct {
+	min       uint64
+	available func() (uint64, error)
+
+	mu      sync.Mutex
+	checked time.Time
+	closed  bool
+}
+
+// EventMemoryLow and EventMemoryOK mark the node closing to new work for lack of memory, and
+// opening again.
+const (
+	EventMemoryLow EventType = "node.memory_low"
+	EventMemoryOK  EventType = "node.memory_ok"
+)
+
+// admits reports whether the node may claim now.
+func (n *Node) memoryAdmits() bool {
+	f := &n.memFloor
+	if f.min == 0 {
+		return true
+	}
+	now := n.clock.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.checked.IsZero() && now.Sub(f.checked) < memoryCheckEvery {
+		return !f.closed
+	}
+	f.checked = now
+	avail, err := f.available()
+	if err != nil {
+		if errors.Is(err, memory.ErrUnsupported) {
+			n.logger.Warn("rota: MinFreeMemory is set but free memory cannot be read here; ignoring it", "error", err)
+			f.min = 0
+		}
+		return true
+	}
+	low := avail < f.min
+	if low != f.closed {
+		f.closed = low
+		if low {
+			n.logger.Warn("rota: available memory below the floor; taking no new jobs", "available_bytes", avail, "floor_bytes", f.min)
+			n.events.emit(Event{Type: EventMemoryLow, At: now, Reason: "available memory below MinFreeMemory"})
+		} else {
+			n.logger.Info("rota: available memory back above the floor; taking jobs again", "available_bytes", avail, "floor_bytes", f.min)
+			n.events.emit(Event{Type: EventMemoryOK, At: now})
+		}
+	}
+	return !low
+}
