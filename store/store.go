@@ -38,7 +38,8 @@ type Store interface {
 	// jobs and scheduled or retryable jobs whose RunAt has come, highest priority first, then oldest
 	// RunAt, then lowest id. Claimed jobs become running with Attempt+1, a new Fence, Owner = p.Owner
 	// and LeaseUntil = now + p.LeaseFor. Jobs of a paused queue are not claimed. A job past its
-	// ExpiresAt is never returned: it ends expired instead.
+	// ExpiresAt is never returned: it ends expired instead. Jobs are returned in claim order; empty
+	// p.Kinds claims nothing.
 	Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
 	// Heartbeat extends the lease of every job running under owner to now + leaseFor, and returns the
@@ -74,7 +75,7 @@ type Store interface {
 	Delete(ctx context.Context, id int64) error
 
 	// Prune deletes up to p.Limit jobs in one of p.States that were finalized before p.Before, and
-	// returns how many it deleted.
+	// returns how many it deleted. A Limit of zero or less deletes every match.
 	Prune(ctx context.Context, p PruneParams) (int, error)
 
 	// QueueStats counts jobs per state for every queue that has jobs or is paused.

@@ -1,0 +1,125 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// The benchmarks measure jobs per second on a file store with the default settings
+// (synchronous=NORMAL), or with ROTA_BENCH_SYNC=FULL. Run them with a fixed count, so that every
+// run does the same work:
+//
+//	go test ./store/sqlite -run '^$' -bench . -benchtime 20000x
+//	ROTA_BENCH_SYNC=FULL go test ./store/sqlite -run '^$' -bench . -benchtime 20000x
+
+func benchStore(b *testing.B) *sqlite.Store {
+	var opts []sqlite.Option
+	switch os.Getenv("ROTA_BENCH_SYNC") {
+	case "":
+	case "NORMAL":
+		opts = append(opts, sqlite.WithSynchronous(sqlite.SynchronousNormal))
+	case "FULL":
+		opts = append(opts, sqlite.WithSynchronous(sqlite.SynchronousFull))
+	default:
+		b.Fatalf("ROTA_BENCH_SYNC must be FULL or NORMAL")
+	}
+	return open(b, filepath.Join(b.TempDir(), "bench.db"), opts...)
+}
+
+func reportJobs(b *testing.B, jobs int, d time.Duration) {
+	b.ReportMetric(float64(jobs)/d.Seconds(), "jobs/s")
+}
+
+func benchJob(i int) store.InsertParams {
+	p := job()
+	p.Args = fmt.Appendf(nil, `{"i":%d,"email":"user%d@example.com"}`, i, i)
+	return p
+}
+
+// BenchmarkInsertMany inserts b.N jobs in calls of 1,000.
+func BenchmarkInsertMany(b *testing.B) {
+	s := benchStore(b)
+	const batch = 1000
+	ps := make([]store.InsertParams, batch)
+	for i := range ps {
+		ps[i] = benchJob(i)
+	}
+	start := time.Now()
+	for done := 0; done < b.N; done += batch {
+		if _, err := s.Insert(b.Context(), ps[:min(batch, b.N-done)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportJobs(b, b.N, time.Since(start))
+}
+
+// BenchmarkInsertOneConcurrent10 inserts b.N jobs one per call from 10 goroutines: a service
+// enqueueing from its request handlers.
+func BenchmarkInsertOneConcurrent10(b *testing.B) {
+	s := benchStore(b)
+	const callers = 10
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := c; i < b.N; i += callers {
+				if _, err := s.Insert(b.Context(), []store.InsertParams{benchJob(i)}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	reportJobs(b, b.N, time.Since(start))
+}
+
+// BenchmarkClaimComplete drains b.N waiting jobs the way a node does: claim up to 100, record
+// their outcomes in one call, repeat.
+func BenchmarkClaimComplete(b *testing.B) {
+	s := benchStore(b)
+	ps := make([]store.InsertParams, b.N)
+	for i := range ps {
+		ps[i] = benchJob(i)
+	}
+	for len(ps) > 0 {
+		n := min(len(ps), 10000)
+		if _, err := s.Insert(b.Context(), ps[:n]); err != nil {
+			b.Fatal(err)
+		}
+		ps = ps[n:]
+	}
+	b.ResetTimer()
+	start := time.Now()
+	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 100, Owner: "bench", LeaseFor: time.Minute}
+	outs := make([]store.Outcome, 0, 100)
+	done := 0
+	for {
+		rows, err := s.Claim(b.Context(), claim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rows) == 0 {
+			break
+		}
+		outs = outs[:0]
+		for _, r := range rows {
+			outs = append(outs, store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted})
+		}
+		if _, err := s.Complete(b.Context(), outs); err != nil {
+			b.Fatal(err)
+		}
+		done += len(rows)
+	}
+	if done != b.N {
+		b.Fatalf("drained %d jobs, want %d", done, b.N)
+	}
+	reportJobs(b, done, time.Since(start))
+}

@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Claim takes up to p.Max due jobs of p.Queue in claim order. It runs in the writer, so two
+// claims of this process never overlap, and other processes wait on the write lock: no job is
+// claimed twice.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow, error) {
+	if p.Max <= 0 || len(p.Kinds) == 0 {
+		return nil, nil
+	}
+	kinds := jsonText(p.Kinds)
+	var out []*store.JobRow
+	err := s.write(ctx, func(t *wtx) error {
+		var err error
+		out, err = claim(t, p, kinds)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim: %w", err)
+	}
+	return out, nil
+}
+
+// promoteBatch bounds how many due jobs one claim moves to available. After an outage there may
+// be many; they are promoted oldest first over a few claims rather than in one long write.
+const promoteBatch = 1000
+
+// promoteSQL makes due jobs of one state (scheduled or retryable) available. It is what lets a
+// delayed job start on time with no separate scheduler: the claim that could take it promotes it
+// first. One state at a time, so that the change of counts is known.
+const promoteSQL = `UPDATE jobs SET state = 'available'
+	WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_due
+		WHERE queue = :queue AND state IN ('scheduled', 'retryable') AND state = :state AND run_at <= :now
+		ORDER BY run_at LIMIT :limit)`
+
+// candidatesSQL selects the first :limit available jobs of a queue, in claim order, walking
+// jobs_claim (queue, priority, run_at); kind and expiry are read from the rows it points to.
+// An available job may have a future RunAt (one handed back with a time): it waits.
+const candidatesSQL = `SELECT id FROM jobs INDEXED BY jobs_claim
+	WHERE queue = :queue AND state = 'available' AND run_at <= :now
+		AND kind IN (SELECT value FROM json_each(:kinds))
+	ORDER BY priority DESC, run_at, id
+	LIMIT :limit`
+
+// claimSQL claims the live jobs among the candidates. Expired ones are left for expireSQL.
+const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
+		owner = :owner, lease_until = :lease, attempted_at = :now
+	WHERE id IN (` + candidatesSQL + `) AND (expires_at IS NULL OR expires_at > :now)
+	RETURNING ` + jobColumns
+
+// expireSQL ends the expired jobs among the candidates.
+const expireSQL = `UPDATE jobs SET state = 'expired', finalized_at = :now
+	WHERE id IN (` + candidatesSQL + `) AND expires_at <= :now
+	RETURNING id`
+
+// claim promotes the queue's due jobs, then claims the available ones.
+func claim(t *wtx, p store.ClaimParams, kinds string) ([]*store.JobRow, error) {
+	paused, err := exists(t, `SELECT 1 FROM paused_queues WHERE name = ?`, p.Queue)
+	if err != nil || paused {
+		return nil, err
+	}
+	now := micros(t.now)
+	c := make(counts)
+	for _, state := range []store.State{store.StateScheduled, store.StateRetryable} {
+		r, err := t.exec(promoteSQL, sql.Named("queue", p.Queue), sql.Named("state", string(state)),
+			sql.Named("now", now), sql.Named("limit", promoteBatch))
+		if err != nil {
+			return nil, err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		c.move(p.Queue, state, store.StateAvailable, n)
+	}
+	out, err := claimAvailable(t, p, kinds, now, c)
+	if err != nil {
+		return nil, err
+	}
+	return out, c.flush(t)
+}
+
+// claimAvailable claims up to p.Max available jobs and records the moves in c. It claims in one
+// statement in the common case. When it gets fewer jobs than it asked for, the queue ran dry or
+// expired jobs stood in the way: it ends those and claims again. Each turn expires at least one
+// job, so the loop ends.
+func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c counts) ([]*store.JobRow, error) {
+	var out []*store.JobRow
+	for len(out) < p.Max {
+		want := p.Max - len(out)
+		rows, err := t.query(claimSQL, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
+			sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds), sql.Named("limit", want))
+		if err != nil {
+			return nil, err
+		}
+		got, err := scanJobs(rows)
+		if err != nil {
+			return nil, err
+		}
+		// RETURNING comes in no set order.
+		slices.SortFunc(got, claimOrder)
+		out = append(out, got...)
+		c.move(p.Queue, store.StateAvailable, store.StateRunning, int64(len(got)))
+		if len(got) == want {
+			break
+		}
+		expired, err := expire(t, p, kinds, now, want)
+		if err != nil || expired == 0 {
+			return out, err
+		}
+		c.move(p.Queue, store.StateAvailable, store.StateExpired, int64(expired))
+	}
+	return out, nil
+}
+
+func claimOrder(a, b *store.JobRow) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.RunAt.Compare(b.RunAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+func expire(t *wtx, p store.ClaimParams, kinds string, now int64, limit int) (int, error) {
+	rows, err := t.query(expireSQL, sql.Named("now", now), sql.Named("queue", p.Queue),
+		sql.Named("kinds", kinds), sql.Named("limit", limit))
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return n, err
+		}
+		n++
+		t.notify(store.Notification{Topic: store.TopicFinal, Queue: p.Queue, JobID: id})
+	}
+	return n, rows.Err()
+}
+
+// exists reports whether query returns a row.
+func exists(x execer, query string, args ...any) (bool, error) {
+	rows, err := x.query(query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
+}

@@ -1,0 +1,253 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// insertChunk is how many rows one INSERT statement carries: at 12 parameters a row it stays far
+// below SQLite's 32766-parameter limit, and past ~100 rows a bigger statement saves nothing.
+const insertChunk = 100
+
+// insertSQL[n] inserts n rows with every column. bareSQL[n] leaves out the columns most jobs
+// leave empty (expiry, unique key, tags, metadata): binding a parameter is a good part of the
+// cost of a row. Parameters are plain "?": the driver looks numbered ones up by name, one search
+// per parameter.
+var insertSQL, bareSQL = insertStatements(`kind, queue, args, priority, state, max_attempts, run_at,
+	expires_at, unique_key, tags, metadata, created_at`), insertStatements(`kind, queue, args,
+	priority, state, max_attempts, run_at, created_at`)
+
+const (
+	insertColumns = 12
+	bareColumns   = 8
+)
+
+func insertStatements(columns string) []string {
+	perRow := strings.Count(columns, ",") + 1
+	row := "(" + strings.Repeat("?, ", perRow-1) + "?)"
+	out := make([]string, insertChunk+1)
+	for n := 1; n <= insertChunk; n++ {
+		out[n] = "INSERT INTO jobs (" + columns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+	}
+	return out
+}
+
+// Insert adds jobs in one transaction. With SynchronousFull they are on disk when it returns;
+// with SynchronousNormal they survive a crash of the process but not necessarily of the host.
+func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: insert: %w", err)
+	}
+	r := &request{ctx: ctx}
+	r.fn = func(t *wtx) error {
+		var notes []store.Notification
+		var err error
+		r.results, notes, err = insertJobs(t, t.now, params)
+		t.notify(notes...)
+		return err
+	}
+	if !slices.ContainsFunc(params, func(p store.InsertParams) bool { return p.UniqueKey != "" }) {
+		r.inserts = params
+	}
+	if err := s.submit(r); err != nil {
+		return nil, fmt.Errorf("sqlite: insert: %w", err)
+	}
+	return r.results, nil
+}
+
+// InsertTx inserts jobs in the caller's transaction, a *sql.Tx begun on DB(), so they exist if
+// and only if it commits. Subscribers are notified at once, before that commit: a node woken
+// early finds the jobs when its claim gets the write lock the caller's transaction holds, which
+// is after the commit; a rolled-back insert costs it one empty claim.
+func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParams) ([]store.InsertResult, error) {
+	sqlTx, ok := tx.(*sql.Tx)
+	if !ok {
+		return nil, fmt.Errorf("sqlite: insert tx: tx is %T, want *sql.Tx", tx)
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	x := newTxExec(ctx, sqlTx)
+	defer x.cache.close()
+	res, notes, err := insertJobs(x, s.clk.Now(), params)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: insert tx: %w", err)
+	}
+	s.hub.publish(coalesce(notes))
+	return res, nil
+}
+
+// insertJobs inserts params in order. Jobs without a unique key go in multi-row statements; a
+// keyed job is looked up and inserted on its own, so that a later job of the same call sees an
+// earlier one's key.
+func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.InsertResult, []store.Notification, error) {
+	now = truncate(now)
+	res := make([]store.InsertResult, len(params))
+	var notes []store.Notification
+	var plain []int // indexes into params
+	c := make(counts)
+	flush := func() error {
+		for len(plain) > 0 {
+			n := min(len(plain), insertChunk)
+			if err := insertRows(x, now, params, plain[:n], res); err != nil {
+				return err
+			}
+			plain = plain[n:]
+		}
+		return nil
+	}
+	for i := range params {
+		if params[i].UniqueKey == "" {
+			plain = append(plain, i)
+			if len(plain) == insertChunk {
+				if err := flush(); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
+		cancelled, err := insertUnique(x, now, params, i, res)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, h := range cancelled {
+			c.move(h.Queue, h.State, store.StateCancelled, 1)
+			notes = append(notes, store.Notification{Topic: store.TopicFinal, Queue: h.Queue, JobID: h.ID})
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, nil, err
+	}
+	for _, r := range res {
+		if r.Duplicate {
+			continue
+		}
+		c.add(r.Job.Queue, r.Job.State, 1)
+		if r.Job.State == store.StateAvailable {
+			notes = append(notes, store.Notification{Topic: store.TopicInsert, Queue: r.Job.Queue})
+		}
+	}
+	if err := c.flush(x); err != nil {
+		return nil, nil, err
+	}
+	return res, notes, nil
+}
+
+// insertRows inserts params[idx...] in one statement and fills their results. The ids of a
+// multi-row INSERT are consecutive and in VALUES order: the transaction holds the write lock, and
+// AUTOINCREMENT gives each row the next id.
+func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int, res []store.InsertResult) error {
+	bare := true
+	for _, i := range idx {
+		p := &params[i]
+		if !p.ExpiresAt.IsZero() || p.UniqueKey != "" || len(p.Tags) > 0 || len(p.Metadata) > 0 {
+			bare = false
+			break
+		}
+	}
+	query, perRow := insertSQL[len(idx)], insertColumns
+	if bare {
+		query, perRow = bareSQL[len(idx)], bareColumns
+	}
+	created := micros(now)
+	args := make([]any, 0, len(idx)*perRow)
+	rows := make([]*store.JobRow, len(idx))
+	for k, i := range idx {
+		p := &params[i]
+		j := newRow(p, now)
+		rows[k] = j
+		args = append(args, p.Kind, p.Queue, string(p.Args), p.Priority, string(j.State), p.MaxAttempts,
+			micros(j.RunAt))
+		if !bare {
+			var tags any
+			if len(p.Tags) > 0 {
+				tags = jsonText(p.Tags)
+			}
+			args = append(args, nullMicros(j.ExpiresAt), nullText(p.UniqueKey), tags, nullText(p.Metadata))
+		}
+		args = append(args, created)
+	}
+	r, err := x.exec(query, args...)
+	if err != nil {
+		return err
+	}
+	last, err := r.LastInsertId()
+	if err != nil {
+		return err
+	}
+	first := last - int64(len(idx)) + 1
+	for k, i := range idx {
+		rows[k].ID = first + int64(k)
+		res[i] = store.InsertResult{Job: rows[k]}
+	}
+	return nil
+}
+
+// newRow is the job params describes, as inserted at now.
+func newRow(p *store.InsertParams, now time.Time) *store.JobRow {
+	j := &store.JobRow{
+		Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
+		State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: now,
+		ExpiresAt: truncate(p.ExpiresAt), UniqueKey: p.UniqueKey, Tags: p.Tags,
+		Metadata: p.Metadata, CreatedAt: now,
+	}
+	if !p.RunAt.IsZero() {
+		j.RunAt = truncate(p.RunAt)
+		if j.RunAt.After(now) {
+			j.State = store.StateScheduled
+		}
+	}
+	return j
+}
+
+// uniqueStatesDefault is where a job holds its unique key unless InsertParams says otherwise:
+// until it is final.
+var uniqueStatesDefault = jsonText([]store.State{
+	store.StateScheduled, store.StateAvailable, store.StateRunning, store.StateRetryable,
+})
+
+// insertUnique inserts params[i], which has a unique key, unless a job holding that key exists.
+// With Supersede, the holders that have not started are cancelled and the job is inserted even
+// if another holder is running. It returns the jobs it cancelled, as they were.
+func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, res []store.InsertResult) ([]*store.JobRow, error) {
+	p := &params[i]
+	states := uniqueStatesDefault
+	if len(p.UniqueStates) > 0 {
+		states = jsonText(p.UniqueStates)
+	}
+	rows, err := x.query(`SELECT `+jobColumns+` FROM jobs
+		WHERE unique_key = ? AND state IN (SELECT value FROM json_each(?))
+		ORDER BY id DESC`, p.UniqueKey, states)
+	if err != nil {
+		return nil, err
+	}
+	holders, err := scanJobs(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(holders) > 0 && !p.Supersede {
+		res[i] = store.InsertResult{Job: holders[0], Duplicate: true}
+		return nil, nil
+	}
+	var cancelled []*store.JobRow
+	for _, h := range holders {
+		switch h.State {
+		case store.StateScheduled, store.StateAvailable, store.StateRetryable:
+			if _, err := x.exec(`UPDATE jobs SET state = 'cancelled', finalized_at = ? WHERE id = ?`,
+				micros(now), h.ID); err != nil {
+				return nil, err
+			}
+			cancelled = append(cancelled, h)
+		}
+	}
+	return cancelled, insertRows(x, now, params, []int{i}, res)
+}

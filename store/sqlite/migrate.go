@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+
+	"github.com/rotahq/rota/store"
+)
+
+// schema holds the migrations, applied in file-name order. A file is never edited once released:
+// a change is a new file. The schema version is the number of files applied.
+//
+//go:embed schema/*.sql
+var schema embed.FS
+
+var migrations = mustMigrations()
+
+func mustMigrations() []string {
+	names, err := fs.Glob(schema, "schema/*.sql")
+	if err != nil {
+		panic(err)
+	}
+	slices.Sort(names)
+	out := make([]string, len(names))
+	for i, n := range names {
+		b, err := schema.ReadFile(n)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = string(b)
+	}
+	return out
+}
+
+// SchemaVersion is the schema version this build migrates to.
+var SchemaVersion = len(migrations)
+
+// Migrate brings the schema to SchemaVersion in one transaction, and writes the store's identity
+// the first time. Other processes wait on the write lock meanwhile, so concurrent Migrates apply
+// each step once.
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := s.migrate(ctx); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(t *wtx) error { return migrate(t, s.w.conn) })
+}
+
+func migrate(t *wtx, conn *sql.Conn) error {
+	if _, err := t.exec(`CREATE TABLE IF NOT EXISTS rota_meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) STRICT, WITHOUT ROWID`); err != nil {
+		return err
+	}
+	version, err := metaInt(t, "schema_version")
+	if err != nil {
+		return err
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("%w: file at version %d, this build knows %d", store.ErrSchemaTooNew, version, SchemaVersion)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		// A migration file holds several statements, which only an unprepared Exec runs.
+		if _, err := conn.ExecContext(stmtCtx, migrations[v]); err != nil {
+			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+		t.w.log.Info("sqlite: migrated", "version", v+1)
+	}
+	if version != SchemaVersion {
+		if err := setMeta(t, "schema_version", strconv.Itoa(SchemaVersion)); err != nil {
+			return err
+		}
+	}
+	_, err = t.exec(`INSERT INTO rota_meta (key, value) VALUES ('identity', ?) ON CONFLICT DO NOTHING`, rand.Text())
+	return err
+}
+
+func metaInt(t *wtx, key string) (int, error) {
+	rows, err := t.query(`SELECT value FROM rota_meta WHERE key = ?`, key)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return 0, rows.Err()
+	}
+	var v string
+	if err := rows.Scan(&v); err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("meta %s = %q: %w", key, v, err)
+	}
+	return n, errors.Join(rows.Close(), rows.Err())
+}
+
+func setMeta(t *wtx, key, value string) error {
+	_, err := t.exec(`INSERT INTO rota_meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+// Identity returns the random id written when the file was first migrated.
+func (s *Store) Identity(ctx context.Context) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM rota_meta WHERE key = 'identity'`).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: identity: %w", err)
+	}
+	return id, nil
+}

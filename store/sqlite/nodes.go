@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+var _ store.NodeRegistry = (*Store)(nil)
+
+// RegisterNode inserts or refreshes a node, stamping LastSeen with the store's clock.
+func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
+	queues := n.Queues
+	if queues == nil {
+		queues = []string{}
+	}
+	err := s.write(ctx, func(t *wtx) error {
+		_, err := t.exec(`INSERT INTO nodes (id, host, pid, version, queues, started_at, last_seen)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+				version = excluded.version, queues = excluded.queues,
+				started_at = excluded.started_at, last_seen = excluded.last_seen`,
+			n.ID, n.Host, n.PID, n.Version, jsonText(queues), micros(n.StartedAt), micros(t.now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: register node %q: %w", n.ID, err)
+	}
+	return nil
+}
+
+// ListNodes returns every registered node, most recently seen first.
+func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, started_at, last_seen
+		FROM nodes ORDER BY last_seen DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+	}
+	defer rows.Close()
+	var out []store.NodeInfo
+	for rows.Next() {
+		var n store.NodeInfo
+		var queues string
+		var started, seen int64
+		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &started, &seen); err != nil {
+			return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+		}
+		if err := json.Unmarshal([]byte(queues), &n.Queues); err != nil {
+			return nil, fmt.Errorf("sqlite: list nodes: node %q: queues: %w", n.ID, err)
+		}
+		if len(n.Queues) == 0 {
+			n.Queues = nil
+		}
+		n.StartedAt, n.LastSeen = fromMicros(started), fromMicros(seen)
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+	}
+	return out, nil
+}
+
+// DeregisterNode removes a node that stopped cleanly.
+func (s *Store) DeregisterNode(ctx context.Context, id string) error {
+	err := s.write(ctx, func(t *wtx) error {
+		_, err := t.exec(`DELETE FROM nodes WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: deregister node %q: %w", id, err)
+	}
+	return nil
+}
+
+// PruneNodes removes the nodes last seen before before.
+func (s *Store) PruneNodes(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, func(t *wtx) error {
+		r, err := t.exec(`DELETE FROM nodes WHERE last_seen < ?`, micros(before))
+		if err != nil {
+			return err
+		}
+		n, err = r.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: prune nodes: %w", err)
+	}
+	return int(n), nil
+}
+
+// Now returns the store's time: the host's clock, or the one of WithClock. Processes sharing the
+// file share the host's clock.
+func (s *Store) Now(context.Context) (time.Time, error) { return s.clk.Now(), nil }

@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// jobColumns is the column list every query that returns jobs selects, in scanJob's order.
+const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
+	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
+	finalized_at, owner, lease_until, fence, cancel_requested`
+
+// scanJobs reads every row and closes rows.
+func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
+	defer rows.Close()
+	var out []*store.JobRow
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// scanJob reads one row of jobColumns. It scans into interface values and converts them itself:
+// database/sql converts an integer column into an int field by formatting and parsing it, and
+// claims read a hundred rows at a time.
+func scanJob(rows *sql.Rows) (*store.JobRow, error) {
+	var v [22]any
+	var dest [22]any
+	for i := range v {
+		dest[i] = &v[i]
+	}
+	if err := rows.Scan(dest[:]...); err != nil {
+		return nil, err
+	}
+	j := &store.JobRow{
+		ID: asInt(v[0]), Kind: asString(v[1]), Queue: asString(v[2]), Args: asJSON(v[3]),
+		Priority: int(asInt(v[4])), State: store.State(asString(v[5])), Attempt: int(asInt(v[6])),
+		MaxAttempts: int(asInt(v[7])), RunAt: asTime(v[8]), ExpiresAt: asTime(v[9]),
+		UniqueKey: asString(v[10]), Metadata: asJSON(v[12]), Result: asJSON(v[14]),
+		CreatedAt: asTime(v[15]), AttemptedAt: asTime(v[16]), FinalizedAt: asTime(v[17]),
+		Owner: asString(v[18]), LeaseUntil: asTime(v[19]), Fence: asInt(v[20]),
+		CancelRequested: asInt(v[21]) != 0,
+	}
+	if tags := asString(v[11]); tags != "" {
+		if err := json.Unmarshal([]byte(tags), &j.Tags); err != nil {
+			return nil, fmt.Errorf("job %d: tags: %w", j.ID, err)
+		}
+	}
+	if errs := asString(v[13]); errs != "" {
+		if err := json.Unmarshal([]byte(errs), &j.Errors); err != nil {
+			return nil, fmt.Errorf("job %d: errors: %w", j.ID, err)
+		}
+	}
+	return j, nil
+}
+
+// asInt, asString, asJSON and asTime convert what the driver returns for INTEGER, TEXT and NULL
+// columns; NULL becomes the zero value.
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func asString(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case []byte:
+		return string(s)
+	}
+	return ""
+}
+
+func asJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	return json.RawMessage(asString(v))
+}
+
+func asTime(v any) time.Time {
+	if n, ok := v.(int64); ok {
+		return fromMicros(n)
+	}
+	return time.Time{}
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// nullMicros stores the zero time as NULL.
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// nullText stores an empty document as NULL.
+func nullText[T ~[]byte | ~string](b T) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// truncate drops what the store cannot keep, so the row an insert returns equals what Get reads.
+func truncate(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return fromMicros(t.UnixMicro())
+}
+
+// jsonText marshals v for a text column; v is always marshalable (strings, states, ids).
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("sqlite: marshal %T: %v", v, err))
+	}
+	return string(b)
+}

@@ -1,0 +1,178 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/rotahq/rota/store"
+)
+
+var uniqueTests = map[string]func(*testing.T, *env){
+	"Duplicate":          testUniqueDuplicate,
+	"FinalFreesKey":      testUniqueFinalFreesKey,
+	"UniqueStates":       testUniqueStates,
+	"InOneCall":          testUniqueInOneCall,
+	"Supersede":          testSupersede,
+	"SupersedeRunning":   testSupersedeRunning,
+	"ConcurrentInserts":  testUniqueConcurrent,
+	"OtherKeysUnrelated": testUniqueOtherKeys,
+}
+
+func keyed(key string) store.InsertParams {
+	p := job("k")
+	p.UniqueKey = key
+	return p
+}
+
+func (e *env) count(p store.ListParams) int {
+	e.t.Helper()
+	return len(e.listAll(p))
+}
+
+func testUniqueDuplicate(t *testing.T, e *env) {
+	first := e.insertResults(keyed("x"))[0]
+	second := e.insertResults(keyed("x"))[0]
+	if first.Duplicate || !second.Duplicate {
+		t.Fatalf("Duplicate = %v, %v; want false, true", first.Duplicate, second.Duplicate)
+	}
+	if second.Job.ID != first.Job.ID {
+		t.Fatalf("duplicate returned job %d, want the existing %d", second.Job.ID, first.Job.ID)
+	}
+	if second.Job.UniqueKey != "x" || second.Job.State != store.StateAvailable {
+		t.Errorf("duplicate returned %+v", second.Job)
+	}
+	if n := e.count(store.ListParams{}); n != 1 {
+		t.Fatalf("%d jobs, want 1", n)
+	}
+	// A running job still holds its key.
+	e.claimOne()
+	if !e.insertResults(keyed("x"))[0].Duplicate {
+		t.Fatal("insert while the keyed job runs was not a duplicate")
+	}
+}
+
+// By default only jobs that are not final hold their key.
+func testUniqueFinalFreesKey(t *testing.T, e *env) {
+	j := e.insertOne(keyed("x"))
+	c := e.claimOne()
+	e.completeOK(store.Outcome{ID: j.ID, Fence: c.Fence, State: store.StateCompleted})
+	r := e.insertResults(keyed("x"))[0]
+	if r.Duplicate || r.Job.ID == j.ID {
+		t.Fatalf("insert after the keyed job completed: duplicate %v id %d", r.Duplicate, r.Job.ID)
+	}
+}
+
+func testUniqueStates(t *testing.T, e *env) {
+	p := keyed("x")
+	p.UniqueStates = []store.State{store.StateAvailable, store.StateRunning, store.StateCompleted}
+	j := e.insertOne(p)
+	c := e.claimOne()
+	e.completeOK(store.Outcome{ID: j.ID, Fence: c.Fence, State: store.StateCompleted})
+	if r := e.insertResults(p)[0]; !r.Duplicate || r.Job.ID != j.ID {
+		t.Fatalf("a completed job in UniqueStates did not hold its key: %+v", r)
+	}
+	// With UniqueStates that leave out available, an available job does not hold the key.
+	q := keyed("y")
+	q.UniqueStates = []store.State{store.StateCompleted}
+	a := e.insertOne(q)
+	if r := e.insertResults(q)[0]; r.Duplicate || r.Job.ID == a.ID {
+		t.Fatalf("an available job held a key whose UniqueStates is [completed]: %+v", r)
+	}
+}
+
+func testUniqueInOneCall(t *testing.T, e *env) {
+	res := e.insertResults(keyed("x"), job("k"), keyed("x"), keyed("y"))
+	if res[0].Duplicate || res[1].Duplicate || !res[2].Duplicate || res[3].Duplicate {
+		t.Fatalf("Duplicate flags %v %v %v %v; want false false true false",
+			res[0].Duplicate, res[1].Duplicate, res[2].Duplicate, res[3].Duplicate)
+	}
+	if res[2].Job.ID != res[0].Job.ID {
+		t.Fatalf("in-call duplicate points to %d, want %d", res[2].Job.ID, res[0].Job.ID)
+	}
+	if n := e.count(store.ListParams{}); n != 3 {
+		t.Fatalf("%d jobs, want 3", n)
+	}
+}
+
+// Supersede replaces an older job that is not running yet: the old one ends cancelled.
+func testSupersede(t *testing.T, e *env) {
+	old := e.insertOne(keyed("x"))
+	p := keyed("x")
+	p.Supersede = true
+	p.Args = []byte(`{"v":2}`)
+	r := e.insertResults(p)[0]
+	if r.Duplicate || r.Job.ID == old.ID {
+		t.Fatalf("supersede: %+v; want a new job", r)
+	}
+	wantJSON(t, "new Args", r.Job.Args, p.Args)
+	wantFinalized(t, e.get(old.ID), store.StateCancelled, e.now())
+	if got := e.claimOne(); got.ID != r.Job.ID {
+		t.Fatalf("claimed %d, want the new job %d", got.ID, r.Job.ID)
+	}
+	// The new job holds the key for plain inserts.
+	if d := e.insertResults(keyed("x"))[0]; !d.Duplicate || d.Job.ID != r.Job.ID {
+		t.Fatalf("insert after supersede: %+v; want a duplicate of %d", d, r.Job.ID)
+	}
+}
+
+// A running job cannot be replaced: the new one is inserted anyway and waits behind it.
+func testSupersedeRunning(t *testing.T, e *env) {
+	old := e.insertOne(keyed("x"))
+	run := e.claimOne()
+	p := keyed("x")
+	p.Supersede = true
+	r := e.insertResults(p)[0]
+	if r.Duplicate || r.Job.ID == old.ID {
+		t.Fatalf("supersede of a running job: %+v; want a new job", r)
+	}
+	wantState(t, r.Job, store.StateAvailable)
+	if got := e.get(old.ID); got.State != store.StateRunning || got.Fence != run.Fence {
+		t.Fatalf("the running job was touched: %+v", got)
+	}
+	if !e.complete(store.Outcome{ID: old.ID, Fence: run.Fence, State: store.StateCompleted})[0] {
+		t.Fatal("the running job could not complete")
+	}
+}
+
+// Concurrent inserts of one key create exactly one job.
+func testUniqueConcurrent(t *testing.T, e *env) {
+	const n = 50
+	var wg sync.WaitGroup
+	res := make([]store.InsertResult, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			var r []store.InsertResult
+			r, errs[i] = e.s.Insert(e.ctx, []store.InsertParams{keyed("once")})
+			if errs[i] == nil {
+				res[i] = r[0]
+			}
+		})
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("insert %d: %v", i, errs[i])
+		}
+		if !res[i].Duplicate {
+			fresh++
+		}
+		if res[i].Job.ID != res[0].Job.ID {
+			t.Fatalf("insert %d returned job %d, insert 0 job %d", i, res[i].Job.ID, res[0].Job.ID)
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d inserts were not duplicates, want 1", fresh)
+	}
+	if c := e.count(store.ListParams{}); c != 1 {
+		t.Fatalf("%d jobs, want 1", c)
+	}
+}
+
+func testUniqueOtherKeys(t *testing.T, e *env) {
+	e.insert(keyed("a"), keyed("b"), job("k"), job("k"))
+	if n := e.count(store.ListParams{}); n != 4 {
+		t.Fatalf("%d jobs, want 4", n)
+	}
+}
