@@ -1,0 +1,122 @@
+package postgres
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rotahq/rota/store"
+)
+
+// The benchmarks report jobs/s. Run them one at a time, briefly, e.g.
+//
+//	go test -run '^$' -bench BenchmarkInsertMany -benchtime 1x ./store/postgres/
+//	go test -run '^$' -bench BenchmarkInsertOneConcurrent10 -benchtime 20000x ./store/postgres/
+//	go test -run '^$' -bench BenchmarkClaimComplete -benchtime 50000x ./store/postgres/
+
+func benchJobs(n int) []store.InsertParams {
+	ps := make([]store.InsertParams, n)
+	for i := range ps {
+		ps[i] = store.InsertParams{Kind: "k", Queue: "default", Args: []byte(`{"to":"someone@example.com","n":12345}`), MaxAttempts: 25}
+	}
+	return ps
+}
+
+// BenchmarkInsertMany inserts 100,000 jobs per iteration in batches: batches below copyMinRows
+// are one multi-row INSERT each, larger ones go through COPY.
+func BenchmarkInsertMany(b *testing.B) {
+	const perOp = 100_000
+	for _, batch := range []int{1000, 10_000} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s := open(b)
+			ps := benchJobs(batch)
+			b.ResetTimer()
+			for b.Loop() {
+				for range perOp / batch {
+					if _, err := s.Insert(b.Context(), ps); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// BenchmarkInsertOneConcurrent10 inserts one job per call from 10 goroutines, on a pool of 10
+// connections, with the NOTIFY gate on (the default) and off.
+func BenchmarkInsertOneConcurrent10(b *testing.B) {
+	for _, gate := range []time.Duration{NotifyIntervalDefault, 0} {
+		b.Run(fmt.Sprintf("notify_interval=%v", gate), func(b *testing.B) {
+			cfg, err := pgxpool.ParseConfig(testURL())
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.MaxConns = 10
+			pool, err := pgxpool.NewWithConfig(b.Context(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(pool.Close)
+			s, err := New(pool, WithSchema(newSchema(b)), WithLogger(quiet), WithNotifyInterval(gate))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			if err := s.Migrate(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			ps := benchJobs(1)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range 10 {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						if _, err := s.Insert(b.Context(), ps); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// BenchmarkClaimComplete drains a queue from one goroutine: claim a batch of 100, complete the
+// batch in one call, repeat.
+func BenchmarkClaimComplete(b *testing.B) {
+	const batch = 100
+	s := open(b)
+	ps := benchJobs(10_000)
+	for left := b.N + batch; left > 0; left -= len(ps) {
+		if _, err := s.Insert(b.Context(), ps[:min(len(ps), left)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: batch, Owner: "bench", LeaseFor: time.Minute}
+	outs := make([]store.Outcome, 0, batch)
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		jobs, err := s.Claim(b.Context(), claim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		outs = outs[:0]
+		for _, j := range jobs {
+			outs = append(outs, store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted})
+		}
+		if _, err := s.Complete(b.Context(), outs); err != nil {
+			b.Fatal(err)
+		}
+		done += len(jobs)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// completeSQL records a batch of outcomes in one statement. Each outcome applies only to a job
+// still running under its fence: a node that lost its lease cannot overwrite the job's new
+// owner. The final jobs are announced on the final channel, hundreds of ids per NOTIFY.
+var completeSQL = `
+WITH outcome AS (
+	SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[],
+		$6::boolean[], $7::jsonb[], $8::json[])
+		AS o(id, fence, state, run_at, refund, error, result)
+),
+done AS (
+	UPDATE {schema}.jobs j SET
+		state = o.state,
+		run_at = coalesce(o.run_at, j.run_at),
+		attempt = CASE WHEN o.refund THEN greatest(j.attempt - 1, 0) ELSE j.attempt END,
+		errors = CASE WHEN o.error IS NULL THEN j.errors ELSE j.errors || jsonb_build_array(o.error) END,
+		result = coalesce(o.result, j.result),
+		finalized_at = CASE WHEN o.state IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
+		owner = NULL, lease_until = NULL
+	FROM outcome o
+	WHERE j.id = o.id AND j.fence = o.fence AND j.state = 'running'
+	RETURNING j.id, j.state, j.queue
+)
+SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
+
+// Complete records outcomes, all in one statement unless one job has several outcomes in the
+// call: an UPDATE changes a row once, so the later ones go in statements of their own.
+func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	applied := make([]bool, len(outcomes))
+	rest := make([]int, len(outcomes))
+	for i := range rest {
+		rest[i] = i
+	}
+	for len(rest) > 0 {
+		var batch, later []int
+		seen := make(map[int64]bool, len(rest))
+		for _, i := range rest {
+			if seen[outcomes[i].ID] {
+				later = append(later, i)
+				continue
+			}
+			seen[outcomes[i].ID] = true
+			batch = append(batch, i)
+		}
+		if err := s.complete(ctx, outcomes, batch, applied); err != nil {
+			return nil, fmt.Errorf("postgres: complete: %w", err)
+		}
+		rest = later
+	}
+	return applied, nil
+}
+
+func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []int, applied []bool) error {
+	n := len(idx)
+	var (
+		ids, fences   = make([]int64, n), make([]int64, n)
+		states        = make([]string, n)
+		runAts        = make([]*time.Time, n)
+		refunds       = make([]bool, n)
+		errs, results = make([][]byte, n), make([][]byte, n)
+	)
+	for k, i := range idx {
+		o := outcomes[i]
+		ids[k], fences[k], states[k] = o.ID, o.Fence, string(o.State)
+		runAts[k], refunds[k] = ts(o.RunAt), o.RefundAttempt
+		results[k] = jsonResult(o.Result)
+		if o.Error != nil {
+			e := *o.Error
+			e.At = e.At.Truncate(time.Microsecond)
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			errs[k] = b
+		}
+	}
+	var done []int64
+	var notified int64
+	err := s.pool.QueryRow(ctx, s.sql(completeSQL), s.now(), ids, fences, states, runAts, refunds, errs, results).
+		Scan(&done, &notified)
+	if err != nil {
+		return err
+	}
+	pos := make(map[int64]int, n)
+	for k, i := range idx {
+		pos[outcomes[i].ID] = k
+	}
+	for _, id := range done {
+		applied[idx[pos[id]]] = true
+	}
+	return nil
+}
+
+// jsonResult is the result to store. A result that is not JSON would make the whole batch fail,
+// so it is kept as a JSON string of its bytes instead.
+func jsonResult(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}

@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// notifyGate spaces out the NOTIFYs of inserts: at most one per queue per interval from this
+// Store. PostgreSQL takes a database-wide lock at the commit of every transaction that issued a
+// NOTIFY, which serialises those commits; one NOTIFY per insert would cap the insert rate of the
+// whole database. An insert within the interval after a NOTIFY sends none itself; the gate owes
+// its queue one, sent by a timer when the interval ends, so an idle node wakes at most one
+// interval late.
+type notifyGate struct {
+	interval time.Duration
+	send     func(queues []string)
+
+	mu     sync.Mutex
+	last   map[string]time.Time // when a NOTIFY for the queue was last let through
+	owed   map[string]struct{}
+	timer  *time.Timer
+	closed bool
+}
+
+func newNotifyGate(interval time.Duration, send func(queues []string)) *notifyGate {
+	return &notifyGate{
+		interval: interval,
+		send:     send,
+		last:     make(map[string]time.Time),
+		owed:     make(map[string]struct{}),
+	}
+}
+
+// take returns which of queues the inserting transaction should NOTIFY itself; the gate owes
+// the others a NOTIFY when their interval ends.
+func (g *notifyGate) take(queues []string) []string {
+	if g.interval <= 0 || len(queues) == 0 {
+		return queues
+	}
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var through []string
+	for _, q := range queues {
+		if last, ok := g.last[q]; ok && now.Sub(last) < g.interval {
+			g.owed[q] = struct{}{}
+			continue
+		}
+		g.last[q] = now
+		delete(g.owed, q)
+		through = append(through, q)
+	}
+	if len(g.owed) > 0 && g.timer == nil && !g.closed {
+		g.timer = time.AfterFunc(g.interval, g.flush)
+	}
+	return through
+}
+
+// flush sends the NOTIFYs the gate owes.
+func (g *notifyGate) flush() {
+	g.mu.Lock()
+	g.timer = nil
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	queues := slices.Sorted(maps.Keys(g.owed))
+	clear(g.owed)
+	now := time.Now()
+	for q, last := range g.last {
+		if now.Sub(last) >= g.interval {
+			delete(g.last, q) // forget idle queues: the map stays as small as the busy set
+		}
+	}
+	for _, q := range queues {
+		g.last[q] = now
+	}
+	g.mu.Unlock()
+	if len(queues) > 0 {
+		g.send(queues)
+	}
+}
+
+func (g *notifyGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+}

@@ -1,0 +1,280 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Notifications travel on two channels per schema, so that two rota schemas in one database do
+// not wake each other: "<schema>.insert", whose payload is a queue name, and "<schema>.final",
+// whose payload is "id,id,...;queue": jobs of one queue that reached a final state, up to 250
+// per NOTIFY.
+
+const (
+	// subscriberBuffer is how many notifications a subscriber may lag behind before it misses
+	// some. One NOTIFY of a completion batch carries up to 300 final jobs, so the buffer holds
+	// several batches. Missing one costs a poll interval, not a job.
+	subscriberBuffer = 4096
+	// reconnectDelayMax caps the listener's backoff while the database is unreachable.
+	reconnectDelayMax = 10 * time.Second
+)
+
+// channelName is the NOTIFY channel of topic in schema. Channel names are identifiers, at most 63
+// bytes: a longer schema name is cut and made unique again with its hash.
+func channelName(schema, topic string) string {
+	name := schema + "." + topic
+	if len(name) <= maxIdentifierLen {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(schema))
+	prefix := schema[:maxIdentifierLen-len(topic)-10]
+	for !utf8.ValidString(prefix) {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return fmt.Sprintf("%s~%08x.%s", prefix, h.Sum32(), topic)
+}
+
+// Subscribe delivers insert and final notifications until ctx ends or the store is closed, when
+// the channel is closed. The first subscription starts the store's one listening connection and
+// returns once it listens (or its first attempt failed: it then keeps retrying with backoff), so
+// that anything committed after Subscribe returns is delivered. With WithPollOnly the channel
+// delivers nothing.
+func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
+	return s.listener.subscribe(ctx)
+}
+
+// listener holds the Store's one LISTEN connection, reconnects it with backoff when it breaks,
+// and fans notifications out to the subscribers, dropping them for subscribers that lag.
+type listener struct {
+	s *Store
+
+	mu      sync.Mutex
+	subs    map[chan store.Notification]struct{}
+	started bool
+	closed  bool
+	ready   chan struct{} // closed when the first connection attempt has ended
+	stop    context.CancelFunc
+	stopped chan struct{} // closed when close is called
+	done    chan struct{} // closed when run has returned
+
+	// onListen, when set (by tests, before the first Subscribe), is called with the backend pid
+	// of the connection each time it starts listening.
+	onListen func(pid uint32)
+}
+
+func newListener(s *Store) *listener {
+	return &listener{
+		s:       s,
+		subs:    make(map[chan store.Notification]struct{}),
+		ready:   make(chan struct{}),
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, errors.New("postgres: subscribe: store closed")
+	}
+	ch := make(chan store.Notification, subscriberBuffer)
+	l.subs[ch] = struct{}{}
+	if l.s.cfg.pollOnly {
+		if !l.started {
+			l.started = true
+			close(l.ready)
+			close(l.done)
+		}
+	} else if !l.started {
+		l.started = true
+		runCtx, stop := context.WithCancel(context.Background())
+		l.stop = stop
+		go l.run(runCtx)
+	}
+	l.mu.Unlock()
+
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-l.stopped:
+		}
+		l.remove(ch)
+	}()
+	select {
+	case <-l.ready:
+	case <-ctx.Done():
+	}
+	return ch, nil
+}
+
+func (l *listener) remove(ch chan store.Notification) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.subs[ch]; ok {
+		delete(l.subs, ch)
+		close(ch)
+	}
+}
+
+func (l *listener) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	close(l.stopped)
+	for ch := range l.subs {
+		close(ch)
+	}
+	l.subs = nil
+	started, stop := l.started, l.stop
+	l.mu.Unlock()
+	if started && stop != nil {
+		stop()
+		<-l.done
+	}
+}
+
+// run keeps a listening connection until ctx ends.
+func (l *listener) run(ctx context.Context) {
+	defer close(l.done)
+	first := true
+	markReady := func() {
+		if first {
+			first = false
+			close(l.ready)
+		}
+	}
+	var delay time.Duration
+	for {
+		err := l.session(ctx, func() {
+			markReady()
+			delay = 0
+		})
+		markReady()
+		if ctx.Err() != nil {
+			return
+		}
+		l.s.cfg.logger.Warn("rota: postgres listener disconnected", "schema", l.s.cfg.schema,
+			"err", err, "retry_in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = nextDelay(delay)
+	}
+}
+
+// nextDelay doubles the reconnect delay from 100 ms up to reconnectDelayMax, with ±20% jitter so
+// that nodes cut off together do not reconnect in lockstep. The first retry is immediate: a
+// killed connection is usually replaceable at once.
+func nextDelay(d time.Duration) time.Duration {
+	d = min(max(2*d, 100*time.Millisecond), reconnectDelayMax)
+	return d + time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
+}
+
+// session listens on one connection until it breaks or ctx ends.
+func (l *listener) session(ctx context.Context, listening func()) error {
+	cfg := l.s.pool.Config().ConnConfig
+	cfg.RuntimeParams["application_name"] = "rota listener (" + l.s.cfg.schema + ")"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Close(closeCtx)
+	}()
+	for _, ch := range []string{l.s.insertChannel, l.s.finalChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	listening()
+	if l.onListen != nil {
+		l.onListen(conn.PgConn().PID())
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		l.dispatch(n)
+	}
+}
+
+func (l *listener) dispatch(n *pgconn.Notification) {
+	var out []store.Notification
+	switch n.Channel {
+	case l.s.insertChannel:
+		out = append(out, store.Notification{Topic: store.TopicInsert, Queue: n.Payload})
+	case l.s.finalChannel:
+		ids, queue, _ := strings.Cut(n.Payload, ";")
+		for field := range strings.SplitSeq(ids, ",") {
+			id, err := strconv.ParseInt(field, 10, 64)
+			if err != nil {
+				l.s.cfg.logger.Warn("rota: bad final notification", "payload", n.Payload)
+				return
+			}
+			out = append(out, store.Notification{Topic: store.TopicFinal, Queue: queue, JobID: id})
+		}
+	default:
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ch := range l.subs {
+		for _, msg := range out {
+			select {
+			case ch <- msg:
+			default: // best effort: the subscriber polls as well
+			}
+		}
+	}
+}
+
+// notifyLater sends the NOTIFYs the gate owes, in a statement of their own.
+func (s *Store) notifyLater(queues []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, s.sql(`SELECT pg_notify({insert_channel}, q) FROM unnest($1::text[]) q`), queues)
+	if err != nil {
+		s.cfg.logger.Warn("rota: postgres notify failed", "queues", queues, "err", err)
+	}
+}
+
+// finalNotify is a scalar SQL expression that NOTIFYs the ids of the rows of cte (which has
+// columns id, state and queue) that are in a final state, up to 250 ids of one queue per NOTIFY.
+// A payload holds at most 8000 bytes: 250 ids of up to 19 digits take 5000, and the queue name
+// is cut to 1000.
+func finalNotify(cte string) string {
+	return `(SELECT count(pg_notify({final_channel}, ids || ';' || left(queue, 1000))) FROM (
+		SELECT queue, string_agg(id::text, ',') AS ids FROM (
+			SELECT id, queue, (row_number() OVER (PARTITION BY queue)) / 250 AS chunk FROM ` + cte + `
+			WHERE state IN ('completed', 'cancelled', 'discarded', 'expired')) f
+		GROUP BY queue, chunk) c)`
+}
+
+// notifyIfFinal is a RETURNING item that NOTIFYs the id of the returned row when its state is
+// final, for statements that finish few jobs (expiry, rescue, cancel). A data-modifying CTE
+// always runs to completion, RETURNING list included, even when nothing reads its output.
+const notifyIfFinal = `CASE WHEN state IN ('completed', 'cancelled', 'discarded', 'expired')
+	THEN pg_notify({final_channel}, id::text || ';' || left(queue, 1000))::text END AS notified`

@@ -1,0 +1,235 @@
+// Package postgres is rota's PostgreSQL store: many nodes on many machines share one database.
+//
+// Claims take a batch of jobs in one statement with FOR UPDATE SKIP LOCKED, so concurrent
+// claimers never wait on each other and never get the same job; due scheduled and retryable jobs
+// are claimed by the same statement, with no promotion pass. Outcomes are recorded in batches of
+// one statement, large inserts go through COPY, and the schema is versioned by embedded
+// migrations. The package never decides policy: it applies the transitions it is asked for.
+//
+// # Schema
+//
+// Every table lives in one schema, "rota" unless WithSchema says otherwise, so rota can share an
+// application's database; two schemas in one database are two independent stores, whose
+// notifications do not cross. Open does not change the schema: call Migrate (or `rota migrate`),
+// or open WithAutoMigrate. PendingMigrations shows what Migrate would run. Args, metadata and
+// results are stored as json, which keeps the producer's bytes.
+//
+// # Durability
+//
+// An insert is durable when it returns to the extent the server's settings make a commit
+// durable: with the defaults (fsync on, synchronous_commit on) a returned insert survives a
+// crash of the server.
+//
+// # Time
+//
+// The database's clock decides ownership: claims, leases, delays and expiry are judged by the
+// server's now(), never by comparing the clocks of nodes. WithClock replaces it by a
+// clockwork.Clock whose time is sent with every statement, for tests in virtual time.
+//
+// # Notifications
+//
+// Inserts NOTIFY the queue name on the channel "<schema>.insert", at most once per queue per
+// transaction and, from one Store, once per queue per WithNotifyInterval; jobs reaching a final
+// state are announced on "<schema>.final", hundreds of ids per NOTIFY. Each Store listens on one
+// dedicated connection, opened by the first Subscribe and reconnected with backoff.
+//
+// # Unique keys
+//
+// A job holds its unique key while it is in one of its UniqueStates (by default the non-final
+// states); a partial unique index over exactly those jobs makes concurrent inserts of one key
+// race-proof. Use the same UniqueStates for every insert of a key: the holder's states decide
+// whether it still holds the key. Supersede cancels a holder that has not started; a running
+// holder runs on but hands its key to the new job; a final holder (its UniqueStates name a
+// final state) is returned as a duplicate.
+//
+// # Inserting in the caller's transaction
+//
+// Store implements store.TxInserter. InsertTx accepts a pgx.Tx (from a pgx.Conn or a
+// pgxpool.Pool) or a *sql.Tx from a database/sql DB opened on pgx's stdlib driver
+// (github.com/jackc/pgx/v5/stdlib, e.g. stdlib.OpenDBFromPool(pool)):
+//
+//	tx, _ := db.BeginTx(ctx, nil)
+//	// ... the business writes ...
+//	_, err := s.InsertTx(ctx, tx, params)
+//	// ... tx.Commit(): the jobs exist if and only if it commits.
+//
+// Other database/sql drivers (lib/pq) are not supported: the statements pass arrays as
+// parameters the way pgx encodes them. Unique inserts in the caller's transaction should run at
+// READ COMMITTED (the default): at REPEATABLE READ or SERIALIZABLE a concurrent insert of the same
+// unique key makes the caller's transaction fail with a serialization error.
+//
+// # Connection poolers
+//
+// Behind PgBouncer in transaction mode, LISTEN does not work: open WithPollOnly, and the node
+// polls. If the pooler does not support prepared statements, add
+// default_query_exec_mode=exec to the URL.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rotahq/rota/store"
+)
+
+// SchemaDefault is the schema a Store uses unless WithSchema says otherwise.
+const SchemaDefault = "rota"
+
+// Store is a store.Store on PostgreSQL. It is also a store.Notifier, a store.TxInserter, a
+// store.Leaser and a store.NodeRegistry.
+type Store struct {
+	pool     *pgxpool.Pool
+	ownsPool bool
+	cfg      config
+
+	// sqlText expands the placeholders of the package's statements for this store's schema.
+	sqlText *strings.Replacer
+	// insertChannel and finalChannel are the NOTIFY channels of this schema.
+	insertChannel, finalChannel string
+
+	gate     *notifyGate
+	listener *listener
+
+	closeOnce sync.Once
+}
+
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.Notifier   = (*Store)(nil)
+	_ store.TxInserter = (*Store)(nil)
+)
+
+// Open connects to the database at url (a PostgreSQL URL or key=value string, as pgx parses it)
+// with a pool of its own, which Close closes. It checks that the schema is not newer than this
+// build (store.ErrSchemaTooNew) and, WithAutoMigrate, migrates it.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	poolCfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s, err := New(pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownsPool = true
+	if err := s.start(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a Store on a pool the caller owns and closes after the Store. It does no I/O: it
+// neither checks nor migrates the schema.
+func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	cfg := config{schema: SchemaDefault, logger: slog.Default(), notifyInterval: NotifyIntervalDefault}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.schema == "" {
+		return nil, errors.New("postgres: empty schema name")
+	}
+	if len(cfg.schema) > maxIdentifierLen {
+		return nil, fmt.Errorf("postgres: schema name %q longer than %d bytes", cfg.schema, maxIdentifierLen)
+	}
+	s := &Store{
+		pool:          pool,
+		cfg:           cfg,
+		insertChannel: channelName(cfg.schema, "insert"),
+		finalChannel:  channelName(cfg.schema, "final"),
+	}
+	s.sqlText = strings.NewReplacer(
+		"{schema}", pgx.Identifier{cfg.schema}.Sanitize(),
+		"{now}", "coalesce($1::timestamptz, now())",
+		"{insert_channel}", quoteLiteral(s.insertChannel),
+		"{final_channel}", quoteLiteral(s.finalChannel),
+		"{jobs_id_seq}", quoteLiteral(pgx.Identifier{cfg.schema, "jobs_id_seq"}.Sanitize()),
+		"{lease_tokens}", quoteLiteral(pgx.Identifier{cfg.schema, "lease_tokens"}.Sanitize()),
+	)
+	s.gate = newNotifyGate(cfg.notifyInterval, s.notifyLater)
+	s.listener = newListener(s)
+	return s, nil
+}
+
+// start checks the schema version, or migrates when asked to.
+func (s *Store) start(ctx context.Context) error {
+	if s.cfg.autoMigrate {
+		return s.Migrate(ctx)
+	}
+	version, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	latest := latestVersion()
+	switch {
+	case version > latest:
+		return s.tooNew(version)
+	case version < latest:
+		s.cfg.logger.Warn("rota: schema needs migrating", "schema", s.cfg.schema,
+			"version", version, "latest", latest)
+	}
+	return nil
+}
+
+// Pool returns the store's connection pool, for callers that want to begin a transaction for
+// InsertTx on it.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Schema returns the schema the store's tables live in.
+func (s *Store) Schema() string { return s.cfg.schema }
+
+// Close stops the notification listener and, for a Store from Open, closes its pool.
+// Subscriptions end. Jobs are not touched.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.listener.close()
+		s.gate.close()
+		if s.ownsPool {
+			s.pool.Close()
+		}
+	})
+	return nil
+}
+
+// sql expands the placeholders of a statement: {schema} is the quoted schema, {now} the time
+// parameter $1 (the fake clock's time, or NULL for the database's now()), and {insert_channel}
+// and {final_channel} the NOTIFY channels as string literals.
+func (s *Store) sql(q string) string { return s.sqlText.Replace(q) }
+
+// now is the $1 of every statement that reads the time: nil, so the database's now() is used,
+// unless the store runs on a clock of its own.
+func (s *Store) now() any {
+	if s.cfg.clock == nil {
+		return nil
+	}
+	return s.cfg.clock.Now()
+}
+
+// localNow is this process's idea of the store's time, for guesses that the database then
+// checks (which queues an insert may wake).
+func (s *Store) localNow() time.Time {
+	if s.cfg.clock == nil {
+		return time.Now()
+	}
+	return s.cfg.clock.Now()
+}
+
+// maxIdentifierLen is PostgreSQL's NAMEDATALEN - 1: longer names are truncated by the server.
+const maxIdentifierLen = 63
+
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

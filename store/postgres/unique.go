@@ -1,0 +1,107 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Unique keys. A job holds its unique key while its state is in its own unique_states; the
+// partial unique index jobs_unique_key holds exactly those jobs, so of concurrent inserts of one
+// key exactly one wins, and the others conflict and find the winner (see Store.insert).
+//
+// When inserts of one key name different UniqueStates, the holder's own states decide whether
+// it still holds the key, not the newer insert's: keep UniqueStates the same for a key.
+
+const lookupHoldersSQL = `SELECT ` + jobColumns + ` FROM {schema}.jobs
+	WHERE unique_key = ANY ($1::text[]) AND state = ANY (unique_states)`
+
+// supersedeSQL cancels the jobs $2 so that newer ones can take their keys. A job that is running
+// cannot be cancelled: it runs on, but gives up its key (its unique_states empty, it leaves the
+// unique index) so that the newer job is inserted and waits behind it.
+var supersedeSQL = `
+WITH superseded AS (
+	UPDATE {schema}.jobs SET
+		state = CASE WHEN state = 'running' THEN state ELSE 'cancelled' END,
+		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END,
+		unique_states = CASE WHEN state = 'running' THEN '{}' ELSE unique_states END
+	WHERE id = ANY ($2::bigint[]) AND state IN ('scheduled', 'available', 'retryable', 'running')
+	RETURNING id, state, queue
+)
+SELECT {now}, ARRAY(SELECT id FROM superseded WHERE state = 'cancelled'), ` + finalNotify("superseded")
+
+// resolveConflicts settles the unique jobs whose insert conflicted and returns those to try
+// again next round.
+func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.InsertParams,
+	conflicted []int, out []store.InsertResult, inserted map[int64]int,
+) (retry []int, err error) {
+	if len(conflicted) == 0 {
+		return nil, nil
+	}
+	var keys []string
+	for _, i := range conflicted {
+		if !slices.Contains(keys, params[i].UniqueKey) {
+			keys = append(keys, params[i].UniqueKey)
+		}
+	}
+	rs, err := q.query(ctx, s.sql(lookupHoldersSQL), keys)
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanJobs(rs)
+	if err != nil {
+		return nil, err
+	}
+	holders := make(map[string]*store.JobRow, len(found))
+	for _, j := range found {
+		holders[j.UniqueKey] = j
+	}
+
+	var supersede []int64
+	for _, i := range conflicted {
+		p := params[i]
+		h := holders[p.UniqueKey]
+		switch {
+		case h == nil: // the holder finished meanwhile: the key is free
+			retry = append(retry, i)
+		case p.Supersede && supersedable(h.State):
+			if !slices.Contains(supersede, h.ID) {
+				supersede = append(supersede, h.ID)
+			}
+			retry = append(retry, i)
+		default:
+			out[i] = store.InsertResult{Job: h, Duplicate: true}
+		}
+	}
+	if len(supersede) == 0 {
+		return retry, nil
+	}
+	slices.Sort(supersede)
+	rs, err = q.query(ctx, s.sql(supersedeSQL), s.now(), supersede)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		now       time.Time
+		cancelled []int64
+		notified  int64
+	)
+	if err := scanOne(rs, &now, &cancelled, &notified); err != nil {
+		return nil, err
+	}
+	// A job this call inserted and then superseded is reported as it now is.
+	for _, id := range cancelled {
+		if k, ok := inserted[id]; ok {
+			out[k].Job.State, out[k].Job.FinalizedAt = store.StateCancelled, now
+		}
+	}
+	return retry, nil
+}
+
+// supersedable reports whether a job in state may be replaced by a newer one: it is not final.
+// A final job that holds its key (its UniqueStates name a final state) stays the answer.
+func supersedable(state store.State) bool {
+	return !state.Final()
+}
