@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/internal/planner"
 	"github.com/rotahq/rota/store"
 )
 
@@ -74,6 +75,10 @@ func (n *Node) newElector() error {
 	}
 	el.Add(&leader.Loop{ServiceName: "rescuer", Every: n.cfg.RescueInterval, Clock: n.clock, Do: n.rescue})
 	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
+	if sched, ok := n.cfg.Store.(store.Scheduler); ok {
+		p := &planner.Planner{Store: sched, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
+		el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})
+	}
 	for _, s := range lc.Services {
 		el.Add(s)
 	}

@@ -83,6 +83,11 @@ type Config struct {
 	MinFreeMemory uint64
 	// availableMemory reads free memory; tests replace it.
 	availableMemory func() (uint64, error)
+	// Schedules are upserted when the node starts, so schedules can be declared in code. Schedules
+	// added at run time (CLI, API) live on; remove them with Client.DeleteSchedule.
+	Schedules []Schedule
+	// CronHorizon is how far ahead the leader plans occurrences. Defaults to 1 minute.
+	CronHorizon time.Duration
 	// Singleton, when set, makes the whole node claim jobs only while it holds the lease of that
 	// name: exactly one such node runs fleet-wide; the others wait.
 	Singleton string
@@ -232,6 +237,11 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	if _, err := n.cfg.Store.Identity(ctx); err != nil {
 		return fmt.Errorf("rota: node: store is not ready (run migrate?): %w", err)
+	}
+	for _, s := range n.cfg.Schedules {
+		if _, err := n.client.UpsertSchedule(ctx, s); err != nil {
+			return fmt.Errorf("rota: node: %w", err)
+		}
 	}
 	n.started = true
 	n.workCtx, n.stopWork = context.WithCancelCause(context.Background())

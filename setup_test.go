@@ -129,6 +129,9 @@ func (b *bundle) timers(t *testing.T, n int) {
 // deadline where the store has leases) and the node registry's.
 func baseTimers(n *Node) int {
 	count := len(n.queues) + 1 + 2 + 1
+	if _, ok := n.cfg.Store.(store.Scheduler); ok {
+		count++ // the cron planner
+	}
 	if _, ok := n.cfg.Store.(store.Leaser); ok && !n.cfg.Leader.Standalone {
 		count++
 	}

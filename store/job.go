@@ -64,11 +64,13 @@ type JobRow struct {
 	MaxAttempts int             `json:"max_attempts"`
 	// RunAt is when the job may run from: the insert time for jobs to run now, the delayed time for
 	// scheduled jobs, the retry time for retryable ones.
-	RunAt     time.Time       `json:"run_at"`
-	ExpiresAt time.Time       `json:"expires_at,omitzero"`
-	UniqueKey string          `json:"unique_key,omitempty"`
-	Tags      []string        `json:"tags,omitempty"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	RunAt     time.Time `json:"run_at"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	UniqueKey string    `json:"unique_key,omitempty"`
+	// Schedule names the cron schedule that planned the job, if one did.
+	Schedule string          `json:"schedule,omitempty"`
+	Tags     []string        `json:"tags,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// Errors holds the error of every failed attempt, oldest first.
 	Errors []AttemptError  `json:"errors,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -112,8 +114,10 @@ type InsertParams struct {
 	// Supersede replaces an existing job with the same UniqueKey that is not running yet: the old
 	// one ends cancelled.
 	Supersede bool
-	Tags      []string
-	Metadata  json.RawMessage
+	// Schedule names the cron schedule planning the job; only PlanSchedule sets it.
+	Schedule string
+	Tags     []string
+	Metadata json.RawMessage
 }
 
 // InsertResult is the job an insert produced, or the existing one a unique key pointed to.
