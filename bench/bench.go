@@ -1,0 +1,129 @@
+// Package bench generates the workloads rota is measured by: batch inserts, concurrent one-by-one
+// inserts, the drain of a queued backlog, and insert→start latency at a steady rate. The Go
+// benchmarks in this package, the `rota bench` command and the peer comparison in bench/peers all
+// run the same code, so their figures can be put side by side.
+//
+// Workloads drive a Target, not rota directly, so other job systems can be measured the same way
+// (bench/peers adds River and Asynq without making them dependencies of rota). Every workload
+// starts on an empty system: a backlog left by one must never be drained by the next.
+//
+// This package measures; it never judges. No test here asserts a speed: a shared two-core machine
+// drifts too much for that, which is why peers are compared in one run and reported as ratios.
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// Workload names one of the measured workloads.
+type Workload string
+
+// The workloads, in the order they run.
+const (
+	// InsertMany inserts Config.Jobs jobs in calls of Config.Batch jobs each.
+	InsertMany Workload = "insert-many"
+	// InsertOne inserts Config.Jobs jobs one per call from Config.Concurrency goroutines: what a
+	// web service enqueueing from its request handlers does.
+	InsertOne Workload = "insert-one"
+	// Drain queues Config.Jobs no-op jobs, then measures from the workers' start until every job
+	// is recorded completed.
+	Drain Workload = "drain"
+	// Latency inserts one job at a time at Config.Rate jobs/s for Config.Duration while workers
+	// run, and records how long each job waited between its insert returning and its handler
+	// starting.
+	Latency Workload = "latency"
+)
+
+// Workloads lists every workload in the order "all" runs them.
+var Workloads = []Workload{InsertMany, InsertOne, Drain, Latency}
+
+// ParseWorkload accepts a workload's name.
+func ParseWorkload(s string) (Workload, error) {
+	for _, w := range Workloads {
+		if string(w) == s {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("unknown workload %q: want insert-many, insert-one, drain or latency", s)
+}
+
+// Defaults for Config, sized so one workload takes seconds on a small machine.
+const (
+	JobsDefault        = 20_000
+	BatchDefault       = 1_000
+	ConcurrencyDefault = 10
+	// WorkersDefault matches rota's own default queue concurrency, so "rota on its defaults" and
+	// the workload's worker count are the same thing.
+	WorkersDefault  = 100
+	RateDefault     = 500
+	DurationDefault = 10 * time.Second
+	// SettleDefault bounds the wait for the last jobs of the latency workload to start.
+	SettleDefault = 30 * time.Second
+)
+
+// Config sizes the workloads. Zero fields take the defaults.
+type Config struct {
+	// Jobs is how many jobs insert-many, insert-one and drain handle. Defaults to JobsDefault.
+	Jobs int
+	// Batch is the size of one InsertMany call, for insert-many and for queueing the drain's
+	// backlog. Defaults to BatchDefault.
+	Batch int
+	// Concurrency is how many goroutines insert one by one. Defaults to ConcurrencyDefault.
+	Concurrency int
+	// Workers is how many jobs run at once in drain and latency. Defaults to WorkersDefault; a
+	// Target may override it where its configuration says so (River's benchmark settings).
+	Workers int
+	// Rate is the latency workload's insert rate in jobs/s. Defaults to RateDefault.
+	Rate int
+	// Duration is how long the latency workload inserts. Defaults to DurationDefault.
+	Duration time.Duration
+	// Settle bounds the wait, after the last insert, for every job to start. Defaults to
+	// SettleDefault.
+	Settle time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Jobs, JobsDefault)
+	def(&c.Batch, BatchDefault)
+	def(&c.Concurrency, ConcurrencyDefault)
+	def(&c.Workers, WorkersDefault)
+	def(&c.Rate, RateDefault)
+	if c.Duration <= 0 {
+		c.Duration = DurationDefault
+	}
+	if c.Settle <= 0 {
+		c.Settle = SettleDefault
+	}
+	return c
+}
+
+// Result is what one workload measured on one system.
+type Result struct {
+	System   string   `json:"system"`
+	Workload Workload `json:"workload"`
+	// Jobs is how many jobs the workload handled (for latency: inserted).
+	Jobs int `json:"jobs"`
+	// Elapsed is the measured time: all inserts, or from the workers' start to the last
+	// completion, or the latency workload's insert phase.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// JobsPerSec is Jobs / Elapsed: throughput, or for latency the rate actually achieved.
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	// Latency holds percentiles of what LatencyOf names, when the workload records one.
+	Latency   *Percentiles `json:"latency,omitempty"`
+	LatencyOf string       `json:"latency_of,omitempty"`
+	// Err is why the workload did not finish; the other fields are then partial.
+	Err string `json:"error,omitempty"`
+}
+
+// What the latency percentiles of each workload measure.
+const (
+	latencyOfBatch  = "one InsertMany call"
+	latencyOfInsert = "one Insert call"
+	latencyOfStart  = "insert returned → handler started"
+)

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The size of one benchmark op. One op is one whole workload on a fresh store, so the figures
+// are per workload run, as `rota bench` prints them; -benchtime 1x is the natural setting:
+//
+//	go test ./bench -run '^$' -bench . -benchtime 1x -args -jobs 100000
+var (
+	flagJobs     = flag.Int("jobs", JobsDefault, "jobs per insert-many, insert-one and drain run")
+	flagRate     = flag.Int("rate", RateDefault, "insert rate of the latency workload, jobs/s")
+	flagDuration = flag.Duration("duration", DurationDefault, "how long the latency workload inserts")
+)
+
+// benchmarks are the sub-benchmarks each store runs, named as the issues name them.
+var benchmarks = []struct {
+	name     string
+	workload Workload
+}{
+	{"InsertMany", InsertMany},
+	{"InsertOne10", InsertOne},
+	{"Drain", Drain},
+	{"Latency500", Latency},
+}
+
+func BenchmarkSQLite(b *testing.B) {
+	runBenchmarks(b, Rota("rota-sqlite", SQLite("")))
+}
+
+func BenchmarkPostgreSQL(b *testing.B) {
+	url := postgresURL()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err == nil {
+		err = pool.Ping(context.Background())
+		pool.Close()
+	}
+	if err != nil {
+		b.Skipf("PostgreSQL at %s: %v", url, err)
+	}
+	runBenchmarks(b, Rota("rota-postgres", Postgres(url)))
+}
+
+// postgresURL is the database the PostgreSQL benchmarks create their schemas in.
+func postgresURL() string {
+	if url := os.Getenv("ROTA_TEST_POSTGRES_URL"); url != "" {
+		return url
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+func runBenchmarks(b *testing.B, t Target) {
+	cfg := Config{Jobs: *flagJobs, Rate: *flagRate, Duration: *flagDuration}
+	for _, bm := range benchmarks {
+		b.Run(bm.name, func(b *testing.B) {
+			var (
+				jobs    int
+				elapsed time.Duration
+				last    Result
+			)
+			for range b.N {
+				res, err := Run(b.Context(), t, bm.workload, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				jobs += res.Jobs
+				elapsed += res.Elapsed
+				last = res
+			}
+			// Per job, not per run: the figure benchstat compares across changes.
+			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(jobs), "ns/op")
+			b.ReportMetric(float64(jobs)/elapsed.Seconds(), "jobs/s")
+			if p := last.Latency; p != nil {
+				b.ReportMetric(ms(p.P50), "p50-ms")
+				b.ReportMetric(ms(p.P99), "p99-ms")
+			}
+		})
+	}
+}

@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable prints results as an aligned table, one row per result. The latency columns mean
+// what the last column says: an insert call's duration for the insert workloads, the wait from
+// insert to handler start for the latency workload.
+func WriteTable(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tworkload\tjobs\tjobs/s\tp50\tp90\tp99\tmax\t  latency of")
+	for _, r := range results {
+		lat := [4]string{"-", "-", "-", "-"}
+		if p := r.Latency; p != nil {
+			lat = [4]string{FormatDuration(p.P50), FormatDuration(p.P90), FormatDuration(p.P99), FormatDuration(p.Max)}
+		}
+		of := r.LatencyOf
+		if r.Err != "" {
+			of = "FAILED: " + r.Err
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.Workload, r.Jobs,
+			FormatRate(r.JobsPerSec), lat[0], lat[1], lat[2], lat[3], of)
+	}
+	return tw.Flush()
+}
+
+// WriteJSON prints results as a JSON array, for scripts.
+func WriteJSON(w io.Writer, results []Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(results)
+}
+
+// FormatRate prints a rate with thousands separators and no false precision.
+func FormatRate(perSec float64) string {
+	if perSec <= 0 {
+		return "-"
+	}
+	n := int64(perSec + 0.5)
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// FormatDuration prints a latency in milliseconds, with two decimals below 10 ms where the
+// difference matters.
+func FormatDuration(d time.Duration) string {
+	m := ms(d)
+	if m < 10 {
+		return fmt.Sprintf("%.2fms", m)
+	}
+	return fmt.Sprintf("%.0fms", m)
+}

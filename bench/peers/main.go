@@ -1,0 +1,182 @@
+// Command peers runs rota's benchmark workloads against rota and its peers, River and Asynq, in
+// one process run, and prints one table with rota's ratio to each peer. It is a module of its own
+// so that River and Asynq never become dependencies of rota:
+//
+//	cd bench/peers && go run . [-postgres URL] [-redis ADDR -redis-db N] [-systems LIST]
+//
+// Every workload runs on an empty system: a new SQLite file, a new PostgreSQL schema (dropped
+// afterwards) or a flushed Redis database that only this benchmark uses. Systems run one after
+// another, never at once, so they do not compete for the machine's cores.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rotahq/rota/bench"
+)
+
+// benchArgs is the no-op job of River and Asynq, the same shape as rota's bench.Args.
+type benchArgs struct {
+	Seq int64 `json:"seq"`
+}
+
+func (benchArgs) Kind() string { return "bench" }
+
+// quietLogger keeps River's and rota's informational lines out of the table.
+var quietLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+// eventBuffer sizes the completion subscriptions, as River's benchmark does, so that no event is
+// dropped (a dropped completion would stall the drain).
+const eventBuffer = 200_000
+
+func main() {
+	var (
+		pgURL     = flag.String("postgres", envOr("ROTA_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (a new schema per workload, dropped after)")
+		redisAddr = flag.String("redis", "127.0.0.1:6379", "Redis address for Asynq")
+		redisDB   = flag.Int("redis-db", 5, "Redis database for Asynq; flushed, so it must be one only this benchmark uses")
+		systems   = flag.String("systems", strings.Join(systemNames, ","), "comma-separated systems to run")
+		workloads = flag.String("workloads", "insert-many,insert-one,drain,latency", "comma-separated workloads")
+		many      = flag.Int("insert-many", 100_000, "jobs in the insert-many workload (batches of -batch)")
+		one       = flag.Int("insert-one", 20_000, "jobs in the insert-one workload")
+		drain     = flag.Int("drain", 50_000, "jobs in the drain workload")
+		batch     = flag.Int("batch", 1_000, "jobs per batch insert")
+		conc      = flag.Int("concurrency", 10, "goroutines inserting one by one")
+		workers   = flag.Int("workers", 100, "workers for drain and latency (River's benchmark settings use 2,000)")
+		rate      = flag.Int("rate", 500, "latency workload: inserts per second")
+		duration  = flag.Duration("duration", 10*time.Second, "latency workload: how long to insert")
+		sqliteDir = flag.String("sqlite-dir", "", "directory for the SQLite files (default: the temporary directory)")
+		jsonOut   = flag.Bool("json", false, "print the results as JSON instead of tables")
+	)
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	ws, err := parseWorkloads(*workloads)
+	if err != nil {
+		fatal(err)
+	}
+	targets := allTargets(*sqliteDir, *pgURL, *redisAddr, *redisDB)
+	var run []target
+	for _, name := range strings.Split(*systems, ",") {
+		t, ok := targets[strings.TrimSpace(name)]
+		if !ok {
+			fatal(fmt.Errorf("unknown system %q: want some of %s", name, strings.Join(systemNames, ",")))
+		}
+		run = append(run, t)
+	}
+	// Workload by workload, every system in turn: the figures compared with each other are
+	// measured minutes apart at most, so a change in the machine's other load (it is shared)
+	// skews a ratio less than if each system ran all its workloads at once.
+	var results []bench.Result
+	for _, w := range ws {
+		for _, t := range run {
+			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany {
+				continue
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: *workers, Rate: *rate, Duration: *duration}
+			cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
+			fmt.Fprintf(os.Stderr, "%s %-20s %-11s load %s\n", time.Now().Format("15:04:05"), t.Name(), w, loadAvg())
+			res, err := bench.Run(ctx, t, w, cfg)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "  ", err)
+			}
+			results = append(results, res)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s done                             load %s\n", time.Now().Format("15:04:05"), loadAvg())
+	if *jsonOut {
+		if err := bench.WriteJSON(os.Stdout, results); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	fmt.Println()
+	if err := bench.WriteTable(os.Stdout, results); err != nil {
+		fatal(err)
+	}
+	fmt.Println()
+	if err := writeComparison(os.Stdout, results); err != nil {
+		fatal(err)
+	}
+}
+
+// target is a bench.Target with what the comparison needs to know about it.
+type target struct {
+	bench.Target
+	// baseline is the rota system it is compared with.
+	baseline string
+	// workOnly marks a configuration that differs from another only in how it works jobs, so
+	// its insert workloads would repeat that one's.
+	workOnly bool
+	// noBatch marks a system without batch inserts, which skips insert-many.
+	noBatch bool
+}
+
+var systemNames = []string{
+	"rota-sqlite", "river-sqlite", "river-sqlite-bench",
+	"rota-postgres", "river-postgres", "river-postgres-bench", "asynq-redis",
+}
+
+func allTargets(sqliteDir, pgURL, redisAddr string, redisDB int) map[string]target {
+	return map[string]target{
+		"rota-sqlite":          {Target: bench.Rota("rota-sqlite", bench.SQLite(sqliteDir))},
+		"river-sqlite":         {Target: &riverTarget[*sql.Tx]{name: "river-sqlite", open: riverSQLite(sqliteDir)}, baseline: "rota-sqlite"},
+		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baseline: "rota-sqlite", workOnly: true},
+		"rota-postgres":        {Target: bench.Rota("rota-postgres", bench.Postgres(pgURL))},
+		"river-postgres":       {Target: &riverTarget[pgx.Tx]{name: "river-postgres", open: riverPostgres(pgURL)}, baseline: "rota-postgres"},
+		"river-postgres-bench": {Target: &riverTarget[pgx.Tx]{name: "river-postgres-bench", open: riverPostgres(pgURL), benchmark: true}, baseline: "rota-postgres", workOnly: true},
+		"asynq-redis":          {Target: &asynqTarget{addr: redisAddr, db: redisDB}, baseline: "rota-postgres", noBatch: true},
+	}
+}
+
+func parseWorkloads(s string) ([]bench.Workload, error) {
+	var ws []bench.Workload
+	for _, name := range strings.Split(s, ",") {
+		w, err := bench.ParseWorkload(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws, nil
+}
+
+// loadAvg is the machine's 1, 5 and 15 minute load averages, logged with each step: on a shared
+// machine they say how much the figures can be trusted.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "peers:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"time"
+)
+
+// Percentiles summarise a set of latencies.
+type Percentiles struct {
+	N                  int
+	P50, P90, P99, Max time.Duration
+}
+
+// percentiles summarises ds by the nearest-rank method: P99 of 100 samples is the 99th smallest,
+// never an interpolation between two, so every figure reported was actually observed. ds is
+// sorted in place. Nil when ds is empty.
+func percentiles(ds []time.Duration) *Percentiles {
+	if len(ds) == 0 {
+		return nil
+	}
+	slices.Sort(ds)
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(ds)))) - 1
+		return ds[max(i, 0)]
+	}
+	return &Percentiles{N: len(ds), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ds[len(ds)-1]}
+}
+
+// MarshalJSON writes milliseconds, the unit people read latencies in, rather than nanoseconds.
+func (p *Percentiles) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		N     int     `json:"n"`
+		P50ms float64 `json:"p50_ms"`
+		P90ms float64 `json:"p90_ms"`
+		P99ms float64 `json:"p99_ms"`
+		MaxMs float64 `json:"max_ms"`
+	}{p.N, ms(p.P50), ms(p.P90), ms(p.P99), ms(p.Max)})
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
+)
+
+// Opener returns a fresh, migrated, empty store, and a cleanup that closes it and removes what it
+// stored.
+type Opener func(ctx context.Context) (st store.Store, cleanup func() error, err error)
+
+// Rota returns a Target that runs rota on its defaults on the stores open returns, one fresh store
+// per workload. Only the queue's worker count is set, to the workload's.
+func Rota(name string, open Opener) Target { return &rotaTarget{name: name, open: open} }
+
+type rotaTarget struct {
+	name string
+	open Opener
+}
+
+func (t *rotaTarget) Name() string { return t.name }
+
+func (t *rotaTarget) Open(ctx context.Context) (Instance, error) {
+	st, cleanup, err := t.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rotaInstance{store: st, cleanup: cleanup, client: rota.NewClient(st, &rota.ClientConfig{Logger: quietLogger})}, nil
+}
+
+// Args is the benchmark's no-op job.
+type Args struct {
+	Seq int64 `json:"seq"`
+}
+
+// Kind names the benchmark's job kind.
+func (Args) Kind() string { return "bench" }
+
+// quietLogger keeps a node's start and stop lines out of the results, but shows its warnings:
+// a benchmark whose store failed should say so.
+var quietLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+type rotaInstance struct {
+	store   store.Store
+	cleanup func() error
+	client  *rota.Client
+}
+
+func (r *rotaInstance) Insert(ctx context.Context, seq int64) error {
+	_, err := r.client.Insert(ctx, Args{Seq: seq}, nil)
+	return err
+}
+
+func (r *rotaInstance) InsertBatch(ctx context.Context, seqs []int64) error {
+	params := make([]rota.InsertManyParams, len(seqs))
+	for i, seq := range seqs {
+		params[i].Args = Args{Seq: seq}
+	}
+	_, err := r.client.InsertMany(ctx, params)
+	return err
+}
+
+func (r *rotaInstance) Workers(n int, h Hooks) (Runner, error) {
+	workers := rota.NewWorkers()
+	rota.AddWorker(workers, rota.WorkFunc[Args](func(ctx context.Context, job *rota.Job[Args]) error {
+		h.Started(job.Args.Seq)
+		return nil
+	}), nil)
+	node, err := rota.NewNode(rota.Config{
+		Store:   r.store,
+		Workers: workers,
+		Queues:  map[string]rota.QueueConfig{rota.QueueDefault: {MaxWorkers: n}},
+		Logger:  quietLogger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rotaRunner{node: node, completed: h.Completed}, nil
+}
+
+func (r *rotaInstance) Close() error { return r.cleanup() }
+
+// rotaRunner counts completions from the node's events: an event is emitted once the completer
+// has written the outcome, which is when a job is done as far as anyone else can see.
+type rotaRunner struct {
+	node      *rota.Node
+	completed func()
+	stopSub   func()
+	quit      chan struct{}
+}
+
+// eventBuffer absorbs the bursts in which the completer settles a whole batch: the node drops
+// events a subscriber has no room for, and a dropped completion would stall the drain.
+const eventBuffer = 1 << 16
+
+func (r *rotaRunner) Start(ctx context.Context) error {
+	events, stopSub := r.node.Subscribe(eventBuffer)
+	r.stopSub, r.quit = stopSub, make(chan struct{})
+	go func() {
+		for {
+			select {
+			case ev := <-events:
+				if ev.Type == rota.EventJobCompleted {
+					r.completed()
+				}
+			case <-r.quit: // Unsubscribing does not close events.
+				return
+			}
+		}
+	}()
+	return r.node.Start(ctx)
+}
+
+func (r *rotaRunner) Stop(ctx context.Context) error {
+	err := r.node.Stop(ctx)
+	r.stopSub()
+	close(r.quit)
+	return err
+}

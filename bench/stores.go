@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/postgres"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// SQLite returns an Opener that creates each store in a new file under dir ("" for the system's
+// temporary directory) and deletes it afterwards. The store keeps rota's defaults, which
+// includes synchronous=FULL: every commit is on disk when Insert returns.
+func SQLite(dir string) Opener {
+	return func(ctx context.Context) (store.Store, func() error, error) {
+		tmp, err := os.MkdirTemp(dir, "rota-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, nil, err
+		}
+		return st, func() error { return errors.Join(st.Close(), os.RemoveAll(tmp)) }, nil
+	}
+}
+
+// Postgres returns an Opener that creates each store in a new schema of the database at url and
+// drops the schema afterwards, so a benchmark never touches the database's other data.
+func Postgres(url string) Opener {
+	return func(ctx context.Context) (store.Store, func() error, error) {
+		schema := "rota_bench_" + randomHex(4)
+		drop := func() error { return DropSchema(context.Background(), url, schema) }
+		st, err := postgres.Open(ctx, url, postgres.WithSchema(schema), postgres.WithAutoMigrate(), postgres.WithLogger(quietLogger))
+		if err != nil {
+			return nil, nil, errors.Join(err, drop())
+		}
+		return st, func() error { return errors.Join(st.Close(), drop()) }, nil
+	}
+}
+
+// DropSchema removes schema and everything in it from the database at url.
+func DropSchema(ctx context.Context, url, schema string) error {
+	// A pool, not pgx.Connect: the URL may carry pool settings (pool_max_conns), which a single
+	// connection would send to the server as unknown parameters.
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	return err
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

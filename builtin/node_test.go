@@ -1,0 +1,127 @@
+package builtin_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/builtin"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// startNode runs the built-in kinds on a node over a fresh SQLite store.
+func startNode(t *testing.T, cfg builtin.Config) *rota.Client {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ws := rota.NewWorkers()
+	builtin.Register(ws, cfg)
+	node, err := rota.NewNode(rota.Config{Store: st, Workers: ws, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// t.Context() is already done when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := node.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return node.Client()
+}
+
+// run inserts a job and waits for its end.
+func run(t *testing.T, c *rota.Client, args rota.Args, opts *rota.InsertOpts) (*rota.JobRow, error) {
+	t.Helper()
+	res, err := c.Insert(t.Context(), args, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Wait(t.Context(), res.Job.ID)
+}
+
+func TestNodeRunsExecAndRecordsResult(t *testing.T) {
+	c := startNode(t, builtin.Config{})
+	row, err := run(t, c, builtin.ExecArgs{Program: "echo", Args: []string{"hello"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res builtin.ExecResult
+	if err := json.Unmarshal(row.Result, &res); err != nil || res.Stdout != "hello\n" || res.ExitCode != 0 {
+		t.Fatalf("result %s (%v)", row.Result, err)
+	}
+}
+
+// What no retry can fix ends the job at once; a failing program uses its attempts.
+func TestNodeFinalStates(t *testing.T) {
+	c := startNode(t, builtin.Config{AllowPrograms: []string{"sh", "echo"}})
+	for _, tc := range []struct {
+		name  string
+		args  rota.Args
+		state rota.State
+		err   string
+	}{
+		{"not allowed", builtin.ExecArgs{Program: "true"}, rota.StateCancelled, `program "true" is not on this node's allow-list`},
+		{"misspelt field", rota.RawArgs{KindName: "exec", JSON: json.RawMessage(`{"program":"echo","arg":["x"]}`)}, rota.StateDiscarded, `unknown field "arg"`},
+		{"exit code", builtin.ExecArgs{Program: "sh", Args: []string{"-c", "exit 7"}}, rota.StateDiscarded, "exited with code 7"},
+		{"bad url", builtin.HTTPArgs{URL: "gopher://x"}, rota.StateCancelled, "scheme must be http or https"},
+	} {
+		row, err := run(t, c, tc.args, &rota.InsertOpts{MaxAttempts: 1})
+		var failed *rota.JobFailedError
+		if !errors.As(err, &failed) {
+			t.Fatalf("%s: err = %v, want a failed job", tc.name, err)
+		}
+		if row.State != tc.state || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, tc.err) {
+			t.Errorf("%s: job ended %s with errors %+v; want %s with %q", tc.name, row.State, row.Errors, tc.state, tc.err)
+		}
+	}
+}
+
+// Cancelling a running exec job stops its program, and the job ends cancelled.
+func TestNodeCancelStopsProgram(t *testing.T) {
+	c := startNode(t, builtin.Config{})
+	res, err := c.Insert(t.Context(), builtin.ExecArgs{Program: "sleep", Args: []string{"60"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Job.ID
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		row, err := c.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.State == rota.StateRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job is %s, never running", row.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := c.Cancel(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	row, err := c.Wait(t.Context(), id)
+	if row == nil || row.State != rota.StateCancelled {
+		t.Fatalf("job = %+v, err = %v; want cancelled", row, err)
+	}
+	if d := time.Since(start); d > builtin.KillGrace+5*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+}

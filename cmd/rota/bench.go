@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rotahq/rota/bench"
+	"github.com/rotahq/rota/internal/storeurl"
+)
+
+// benchCmd measures rota on the kind of store --store names. It never touches that store's data:
+// the workloads run in fresh SQLite files beside the named file (same disk, which is what the
+// figure is about) or in fresh PostgreSQL schemas of the named database, removed afterwards.
+func (a *app) benchCmd() *cobra.Command {
+	var (
+		workload string
+		cfg      bench.Config
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure insert throughput, drain rate and pick-up latency on a store",
+		Long: `Measure rota on the kind of store --store names, with rota's defaults and no-op jobs:
+
+  insert-many  --jobs jobs inserted in batches of --batch
+  insert-one   --jobs jobs inserted one per call from --concurrency goroutines
+  drain        --jobs queued jobs run by --workers workers, from start to the last completion
+  latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
+
+Each workload runs on an empty store: a new SQLite file in the directory of the --store file,
+or a new schema in the --store PostgreSQL database. Both are removed afterwards; the store's own
+jobs are never touched. The machine's other load shows in the figures: compare runs made side
+by side, not across days.`,
+		Example: `  rota bench
+  rota bench --workload drain --jobs 100000
+  rota bench --store postgres://localhost/app --workload latency --rate 1000 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBenchConfig(cfg); err != nil {
+				return err
+			}
+			ws := bench.Workloads
+			if workload != "all" {
+				w, err := bench.ParseWorkload(workload)
+				if err != nil {
+					return fmt.Errorf("--workload: %w", err)
+				}
+				ws = []bench.Workload{w}
+			}
+			target, err := a.benchTarget()
+			if err != nil {
+				return err
+			}
+			// An interrupt ends the workload early but still runs its cleanup, so no file or
+			// schema is left behind.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var results []bench.Result
+			var failed error
+			for _, w := range ws {
+				if ctx.Err() != nil {
+					break
+				}
+				fmt.Fprintf(a.stderr, "rota bench: %s on %s ...\n", w, a.storeName())
+				res, err := bench.Run(ctx, target, w, cfg)
+				results = append(results, res)
+				if err != nil {
+					failed = err
+					fmt.Fprintf(a.stderr, "rota bench: %v\n", err)
+				}
+			}
+			if a.jsonOutput() {
+				err = bench.WriteJSON(a.stdout, results)
+			} else {
+				err = bench.WriteTable(a.stdout, results)
+			}
+			if err != nil {
+				return err
+			}
+			if failed != nil {
+				return errSilent
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&workload, "workload", "all", "insert-many, insert-one, drain, latency or all")
+	f.IntVar(&cfg.Jobs, "jobs", bench.JobsDefault, "jobs per insert-many, insert-one and drain run")
+	f.IntVar(&cfg.Batch, "batch", bench.BatchDefault, "jobs per InsertMany call")
+	f.IntVar(&cfg.Concurrency, "concurrency", bench.ConcurrencyDefault, "goroutines inserting one by one")
+	f.IntVar(&cfg.Workers, "workers", bench.WorkersDefault, "jobs run at once in drain and latency")
+	f.IntVar(&cfg.Rate, "rate", bench.RateDefault, "latency: inserts per second")
+	f.DurationVar(&cfg.Duration, "duration", bench.DurationDefault, "latency: how long to insert")
+	return cmd
+}
+
+// benchTarget is rota on fresh stores of the kind --store names.
+func (a *app) benchTarget() (bench.Target, error) {
+	loc, err := storeurl.Parse(a.storeURL)
+	if err != nil {
+		return nil, err
+	}
+	switch loc.Kind {
+	case storeurl.SQLite:
+		return bench.Rota("rota-sqlite", bench.SQLite(filepath.Dir(loc.Path))), nil
+	case storeurl.Postgres:
+		return bench.Rota("rota-postgres", bench.Postgres(loc.URL)), nil
+	}
+	return nil, fmt.Errorf("rota bench: cannot benchmark a %s store", loc.Kind)
+}
+
+// benchDurationMax keeps a mistyped --duration from inserting for hours.
+const benchDurationMax = 10 * time.Minute
+
+// checkBenchConfig refuses values the workloads would otherwise quietly replace by defaults.
+func checkBenchConfig(c bench.Config) error {
+	for name, v := range map[string]int{"--jobs": c.Jobs, "--batch": c.Batch, "--concurrency": c.Concurrency, "--workers": c.Workers, "--rate": c.Rate} {
+		if v <= 0 {
+			return fmt.Errorf("%s %d: must be at least 1", name, v)
+		}
+	}
+	if c.Duration <= 0 || c.Duration > benchDurationMax {
+		return fmt.Errorf("--duration %v: must be above 0 and at most %v", c.Duration, benchDurationMax)
+	}
+	if int64(c.Rate)*int64(c.Duration/time.Millisecond) < 1000 {
+		return fmt.Errorf("--rate %d for --duration %v inserts no job", c.Rate, c.Duration)
+	}
+	return nil
+}

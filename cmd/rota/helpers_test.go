@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer that a running serve can write while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// result is what one run of the command left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// env is a test's store and a way to run the command against it.
+type env struct {
+	t     *testing.T
+	store string
+	// startHint overrides how long --wait waits before suggesting `rota serve`.
+	startHint time.Duration
+}
+
+func newEnv(t *testing.T) *env {
+	t.Setenv("ROTA_STORE", "") // a developer's own store must not leak into tests
+	return &env{t: t, store: "sqlite:" + filepath.Join(t.TempDir(), "rota.db")}
+}
+
+// run runs the command in-process with --store set to the test's store.
+func (e *env) run(args ...string) result {
+	e.t.Helper()
+	return e.runCtx(e.t.Context(), args...)
+}
+
+func (e *env) runCtx(ctx context.Context, args ...string) result {
+	var stdout, stderr syncBuffer
+	a := newApp(&stdout, &stderr)
+	if e.startHint > 0 {
+		a.startHint = e.startHint
+	}
+	code := a.run(ctx, append([]string{"--store", e.store}, args...))
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// ok fails the test unless the run exited 0.
+func (r result) ok(t *testing.T) result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit code %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// fails checks that the run exited non-zero with wantErr on stderr.
+func (r result) fails(t *testing.T, wantErr string) {
+	t.Helper()
+	if r.code == 0 {
+		t.Fatalf("exit code 0, want a failure mentioning %q\nstdout: %s\nstderr: %s", wantErr, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, wantErr) {
+		t.Fatalf("stderr does not mention %q:\n%s", wantErr, r.stderr)
+	}
+}
+
+// decode parses the run's stdout as JSON into v.
+func (r result) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("stdout is not JSON (%v):\n%s", err, r.stdout)
+	}
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
+)
+
+func (a *app) jobsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List, show, cancel and retry jobs",
+	}
+	cmd.AddCommand(a.jobsListCmd(), a.jobsShowCmd(), a.jobsCancelCmd(), a.jobsRetryCmd())
+	return cmd
+}
+
+func (a *app) jobsListCmd() *cobra.Command {
+	var (
+		states []string
+		p      rota.ListParams
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs, oldest first, one page at a time",
+		Example: `  rota jobs list --state discarded,retryable
+  rota jobs list --queue emails --limit 20 --after 120
+  rota jobs list -o json | jq '.[].id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range states {
+				st := rota.State(strings.TrimSpace(s))
+				if !st.Valid() {
+					return fmt.Errorf("--state %q: use one of %s", s, statesList())
+				}
+				p.States = append(p.States, st)
+			}
+			if p.Limit < 1 {
+				return fmt.Errorf("--limit %d: must be at least 1", p.Limit)
+			}
+			client, closeStore, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			rows, err := client.List(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			if a.jsonOutput() {
+				if rows == nil {
+					rows = []*rota.JobRow{}
+				}
+				return a.printJSON(rows)
+			}
+			a.printJobTable(rows)
+			if len(rows) == p.Limit {
+				next := fmt.Sprintf("--after %d", rows[len(rows)-1].ID)
+				fmt.Fprintf(a.stderr, "more jobs may follow: add %s\n", next)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&states, "state", nil, "only jobs in these states (repeat or separate with commas): "+statesList())
+	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
+	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	f.IntVar(&p.Limit, "limit", 50, "at most this many jobs")
+	f.Int64Var(&p.AfterID, "after", 0, "only jobs after this id (the last id of the previous page)")
+	f.BoolVar(&p.Desc, "desc", false, "newest first; --after then means before")
+	return cmd
+}
+
+func statesList() string {
+	names := make([]string, len(store.States))
+	for i, s := range store.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (a *app) printJobTable(rows []*rota.JobRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, "no jobs")
+		return
+	}
+	tw := newTable(a.stdout)
+	fmt.Fprintln(tw, "ID\tSTATE\tKIND\tQUEUE\tATTEMPT\tPRIORITY\tRUN AT\tLAST ERROR")
+	for _, r := range rows {
+		lastErr := ""
+		if n := len(r.Errors); n > 0 {
+			lastErr = oneLine(r.Errors[n-1].Error, 60)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", r.ID, r.State, r.Kind, r.Queue,
+			r.Attempt, r.MaxAttempts, r.Priority, fmtTime(r.RunAt), orDash(lastErr))
+	}
+	tw.Flush()
+}
+
+// jobIDArg reads the single ID argument of a jobs subcommand.
+func jobIDArg(args []string) (int64, error) {
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("job id %q: want a positive number", args[0])
+	}
+	return id, nil
+}
+
+// jobError words a store error about one job for the person who named it.
+func (a *app) jobError(id int64, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("job %d not found in %s", id, a.storeName())
+	case errors.Is(err, store.ErrJobRunning):
+		return fmt.Errorf("job %d is running; cancel it or let it end first", id)
+	}
+	return err
+}
+
+func (a *app) jobsShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show every field of a job, with the error of each failed attempt",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobIDArg(args)
+			if err != nil {
+				return err
+			}
+			client, closeStore, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			row, err := client.Get(cmd.Context(), id)
+			if err != nil {
+				return a.jobError(id, err)
+			}
+			if a.jsonOutput() {
+				return a.printJSON(row)
+			}
+			a.printJob(row)
+			return nil
+		},
+	}
+}
+
+// printJob shows one job as aligned "Field: value" lines, then its args, result and errors.
+func (a *app) printJob(r *rota.JobRow) {
+	tw := newTable(a.stdout)
+	field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
+	field("ID", strconv.FormatInt(r.ID, 10))
+	field("Kind", r.Kind)
+	field("Queue", r.Queue)
+	state := string(r.State)
+	if r.CancelRequested && !r.State.Final() {
+		state += " (cancel requested)"
+	}
+	field("State", state)
+	field("Attempt", fmt.Sprintf("%d of %d", r.Attempt, r.MaxAttempts))
+	field("Priority", strconv.Itoa(r.Priority))
+	field("Run at", fmtTime(r.RunAt))
+	field("Expires at", fmtTime(r.ExpiresAt))
+	field("Created", fmtTime(r.CreatedAt))
+	field("Attempted", fmtTime(r.AttemptedAt))
+	field("Finalized", fmtTime(r.FinalizedAt))
+	field("Owner", orDash(r.Owner))
+	field("Lease until", fmtTime(r.LeaseUntil))
+	field("Fence", strconv.FormatInt(r.Fence, 10))
+	field("Unique key", orDash(r.UniqueKey))
+	field("Tags", orDash(strings.Join(r.Tags, ", ")))
+	tw.Flush()
+	block := func(name string, raw []byte) {
+		if len(raw) == 0 {
+			fmt.Fprintf(a.stdout, "%s: -\n", name)
+			return
+		}
+		fmt.Fprintf(a.stdout, "%s:\n  %s\n", name, prettyJSON(raw, "  "))
+	}
+	block("Args", r.Args)
+	block("Metadata", r.Metadata)
+	block("Result", r.Result)
+	if len(r.Errors) == 0 {
+		fmt.Fprintln(a.stdout, "Errors: none")
+		return
+	}
+	fmt.Fprintln(a.stdout, "Errors:")
+	for _, e := range r.Errors {
+		fmt.Fprintf(a.stdout, "  attempt %d at %s: %s\n", e.Attempt, fmtTime(e.At), indentLines(e.Error, "    "))
+		if e.Trace != "" {
+			fmt.Fprintf(a.stdout, "    %s\n", indentLines(strings.TrimSpace(e.Trace), "    "))
+		}
+	}
+}
+
+// indentLines indents every line of s after the first.
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
+
+func (a *app) jobsCancelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a job: at once if it waits, through its node if it runs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobIDArg(args)
+			if err != nil {
+				return err
+			}
+			client, closeStore, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			before, err := client.Get(cmd.Context(), id)
+			if err != nil {
+				return a.jobError(id, err)
+			}
+			row, err := client.Cancel(cmd.Context(), id)
+			if err != nil {
+				return a.jobError(id, err)
+			}
+			if a.jsonOutput() {
+				return a.printJSON(row)
+			}
+			switch {
+			case before.State.Final():
+				fmt.Fprintf(a.stdout, "job %d had already ended %s; nothing to cancel\n", id, row.State)
+			case row.State == rota.StateRunning:
+				fmt.Fprintf(a.stdout, "job %d is running: cancel requested; its node stops it within a heartbeat\n", id)
+			default:
+				fmt.Fprintf(a.stdout, "job %d cancelled\n", id)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) jobsRetryCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Make a job that is not running available now, with one more attempt if it used them all",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobIDArg(args)
+			if err != nil {
+				return err
+			}
+			client, closeStore, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			row, err := client.Retry(cmd.Context(), id)
+			if err != nil {
+				return a.jobError(id, err)
+			}
+			if a.jsonOutput() {
+				return a.printJSON(row)
+			}
+			fmt.Fprintf(a.stdout, "job %d is %s (attempt %d of %d used)\n", id, row.State, row.Attempt, row.MaxAttempts)
+			return nil
+		},
+	}
+}

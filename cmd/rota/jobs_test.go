@@ -1,0 +1,84 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota"
+)
+
+func TestJobsListShowCancelRetry(t *testing.T) {
+	e := newEnv(t)
+	e.run("enqueue", "exec", "--in", "1h", "--", "echo", "one").ok(t)
+	e.run("enqueue", "report", "--queue", "reports", "--args", `{"month":"2025-01"}`).ok(t)
+	e.run("enqueue", "exec", "--", "echo", "three").ok(t)
+
+	list := e.run("jobs", "list").ok(t).stdout
+	for _, want := range []string{"ID", "STATE", "1   scheduled  exec", "2   available  report  reports", "3   available  exec"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("list does not show %q:\n%s", want, list)
+		}
+	}
+	var rows []rota.JobRow
+	e.run("-o", "json", "jobs", "list", "--kind", "exec", "--state", "available,scheduled").ok(t).decode(t, &rows)
+	if len(rows) != 2 || rows[0].ID != 1 || rows[1].ID != 3 {
+		t.Fatalf("exec jobs = %+v", rows)
+	}
+	e.run("-o", "json", "jobs", "list", "--queue", "reports").ok(t).decode(t, &rows)
+	if len(rows) != 1 || rows[0].Kind != "report" {
+		t.Fatalf("reports jobs = %+v", rows)
+	}
+	// Keyset pages.
+	r := e.run("-o", "json", "jobs", "list", "--limit", "2").ok(t)
+	r.decode(t, &rows)
+	if len(rows) != 2 || rows[1].ID != 2 {
+		t.Fatalf("first page = %+v", rows)
+	}
+	e.run("-o", "json", "jobs", "list", "--limit", "2", "--after", "2").ok(t).decode(t, &rows)
+	if len(rows) != 1 || rows[0].ID != 3 {
+		t.Fatalf("second page = %+v", rows)
+	}
+	if r := e.run("jobs", "list", "--limit", "2"); !strings.Contains(r.stderr, "--after 2") {
+		t.Fatalf("a full page does not say how to get the next: %q", r.stderr)
+	}
+
+	show := e.run("jobs", "show", "2").ok(t).stdout
+	for _, want := range []string{"Kind:", "report", "Queue:", "reports", "Attempt:", "0 of 25", `"month": "2025-01"`, "Errors: none"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show does not include %q:\n%s", want, show)
+		}
+	}
+
+	if out := e.run("jobs", "cancel", "1").ok(t).stdout; out != "job 1 cancelled\n" {
+		t.Fatalf("cancel: %q", out)
+	}
+	if out := e.run("jobs", "cancel", "1").ok(t).stdout; !strings.Contains(out, "already ended cancelled") {
+		t.Fatalf("second cancel: %q", out)
+	}
+	var job rota.JobRow
+	e.run("-o", "json", "jobs", "retry", "1").ok(t).decode(t, &job)
+	if job.State != rota.StateAvailable {
+		t.Fatalf("retried job is %s", job.State)
+	}
+	e.run("-o", "json", "jobs", "list", "--state", "cancelled").ok(t).decode(t, &rows)
+	if len(rows) != 0 {
+		t.Fatalf("cancelled jobs after retry: %+v", rows)
+	}
+}
+
+func TestJobsBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.run("jobs", "show", "42").fails(t, "job 42 not found in sqlite:")
+	e.run("jobs", "cancel", "42").fails(t, "job 42 not found")
+	e.run("jobs", "retry", "42").fails(t, "job 42 not found")
+	e.run("jobs", "show", "abc").fails(t, `job id "abc": want a positive number`)
+	e.run("jobs", "list", "--state", "done").fails(t, `--state "done": use one of available, scheduled`)
+	e.run("jobs", "list", "--limit", "0").fails(t, "--limit 0")
+	e.run("-o", "yaml", "jobs", "list").fails(t, `--output "yaml": use table or json`)
+	if out := e.run("jobs", "list").ok(t).stdout; out != "no jobs\n" {
+		t.Fatalf("empty list: %q", out)
+	}
+	if out := e.run("-o", "json", "jobs", "list").ok(t).stdout; out != "[]\n" {
+		t.Fatalf("empty JSON list: %q", out)
+	}
+}

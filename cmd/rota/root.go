@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rotahq/rota/internal/storeurl"
+)
+
+// startHintDefault is how long `enqueue --wait` watches a due job sit unclaimed before it
+// suggests that no node serves the store: long enough for a node's poll to pick it up.
+const startHintDefault = 3 * time.Second
+
+// app is one run of the command: its output streams and global flags. Tests build one per run, so
+// nothing here is global.
+type app struct {
+	stdout, stderr io.Writer
+	storeURL       string
+	output         string
+	// startHint is how long --wait waits for a due job to start before it prints a hint.
+	startHint time.Duration
+}
+
+// errSilent is returned by commands that have already explained their failure on stderr: the
+// exit code is all that is left to give.
+var errSilent = errors.New("failed")
+
+// run executes the command line args and returns the process's exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return newApp(stdout, stderr).run(ctx, args)
+}
+
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{stdout: stdout, stderr: stderr, startHint: startHintDefault}
+}
+
+func (a *app) run(ctx context.Context, args []string) int {
+	stdout, stderr := a.stdout, a.stderr
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		if !errors.Is(err, errSilent) {
+			// Errors from the library already start with "rota: ".
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "rota: ") {
+				msg = "rota: " + msg
+			}
+			fmt.Fprintln(stderr, msg)
+		}
+		return 1
+	}
+	return 0
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rota",
+		Short: "Durable background jobs: run them now, later, or again until they succeed",
+		Long: `rota runs durable background jobs from a store: an embedded SQLite file by default, or
+a PostgreSQL database shared by many nodes.
+
+Start a node that runs the built-in job kinds (exec, http), then add jobs from anywhere:
+
+  rota serve
+  rota enqueue exec --wait -- echo hello`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if a.output != "table" && a.output != "json" {
+				return fmt.Errorf("--output %q: use table or json", a.output)
+			}
+			return nil
+		},
+	}
+	storeDefault := storeurl.Default
+	if env := os.Getenv("ROTA_STORE"); env != "" {
+		storeDefault = env
+	}
+	root.PersistentFlags().StringVar(&a.storeURL, "store", storeDefault,
+		"the store: sqlite:PATH (or a path) or postgres://… (env ROTA_STORE)")
+	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	root.AddCommand(a.serveCmd(), a.enqueueCmd(), a.jobsCmd(), a.migrateCmd(), a.benchCmd(), a.versionCmd())
+	return root
+}

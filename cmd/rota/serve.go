@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/builtin"
+)
+
+// drainTimeoutDefault leaves a stopping node 25 s to let running jobs finish: below the 30 s
+// that systemd and Kubernetes wait before they kill, so what is left is handed back cleanly.
+const drainTimeoutDefault = 25 * time.Second
+
+type serveOptions struct {
+	queues       []string
+	allow        []string
+	logFormat    string
+	logLevel     string
+	drainTimeout time.Duration
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a node that runs the built-in job kinds (exec, http)",
+		Long: `Run a node: claim jobs of the built-in kinds exec and http from the store and run them.
+
+SIGINT or SIGTERM stops it gracefully: it takes no new jobs, lets running ones finish for up to
+--drain-timeout, then cancels the rest, which go back to their queue without using an attempt.
+A second signal cancels running jobs at once; a third ends the process.
+
+exec runs any program a job names, as the user running this command. Restrict it with
+--allow-program.`,
+		Example: `  rota serve
+  rota serve --queues default=20,reports=2 --allow-program /usr/local/bin/backup.sh
+  ROTA_STORE=postgres://rota@db/rota rota serve --log-format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.queues, "queues", []string{rota.QueueDefault},
+		"queues to serve, each NAME or NAME=CONCURRENCY (repeat or separate with commas)")
+	f.StringArrayVar(&o.allow, "allow-program", nil,
+		"allow exec jobs to run only this program (repeatable); without it exec runs any program")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
+		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
+	return cmd
+}
+
+func (a *app) serve(ctx context.Context, o serveOptions) error {
+	logger, err := newLogger(a.stderr, o.logFormat, o.logLevel)
+	if err != nil {
+		return err
+	}
+	queues, err := parseQueues(o.queues)
+	if err != nil {
+		return err
+	}
+	if o.drainTimeout < 0 {
+		return fmt.Errorf("--drain-timeout %v is negative", o.drainTimeout)
+	}
+	// Listen before starting, so a signal sent while the node starts is not lost.
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	st, err := a.openStore(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			logger.Warn("rota: closing the store", "error", err)
+		}
+	}()
+	workers := rota.NewWorkers()
+	builtin.Register(workers, builtin.Config{AllowPrograms: o.allow})
+	node, err := rota.NewNode(rota.Config{Store: st, Workers: workers, Queues: queues, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := node.Start(ctx); err != nil {
+		return err
+	}
+	logger.Info("rota: serving", "store", a.storeName(), "queues", queueNames(queues), "kinds", builtin.Kinds())
+	if len(o.allow) == 0 {
+		logger.Warn("rota: exec jobs may run any program as this user; restrict them with --allow-program")
+	} else {
+		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow)
+	}
+	// The HTTP API and the dashboard will start here, on the node's Client, and stop before the
+	// node does.
+
+	select {
+	case sig := <-sigs:
+		logger.Info("rota: stopping: running jobs may finish; signal again to cancel them", "signal", sig.String(), "drain_timeout", o.drainTimeout)
+	case <-ctx.Done():
+		logger.Info("rota: stopping: running jobs may finish", "reason", context.Cause(ctx), "drain_timeout", o.drainTimeout)
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.drainTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case sig := <-sigs:
+			logger.Warn("rota: second signal: cancelling running jobs; they go back to their queues; a third signal ends the process", "signal", sig.String())
+			// From now on a signal has its default effect: the process ends, and leases that
+			// run out return its jobs to their queues.
+			signal.Stop(sigs)
+			cancel()
+		case <-stopCtx.Done():
+		}
+	}()
+	if err := node.Stop(stopCtx); err != nil {
+		// The interrupted jobs are back in their queues: the stop itself went as designed.
+		logger.Warn("rota: jobs were cancelled before they finished and handed back", "error", err)
+	}
+	logger.Info("rota: stopped")
+	return nil
+}
+
+// newLogger builds the serve command's logger: text for people, JSON for log collectors.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+// parseQueues reads NAME or NAME=CONCURRENCY entries.
+func parseQueues(entries []string) (map[string]rota.QueueConfig, error) {
+	queues := map[string]rota.QueueConfig{}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		name, conc, hasConc := strings.Cut(e, "=")
+		cfg := rota.QueueConfig{}
+		if hasConc {
+			n, err := strconv.Atoi(conc)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("--queues %q: concurrency must be a whole number of at least 1", e)
+			}
+			cfg.MaxWorkers = n
+		}
+		if _, dup := queues[name]; dup {
+			return nil, fmt.Errorf("--queues: queue %q is named twice", name)
+		}
+		queues[name] = cfg
+	}
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("--queues: name at least one queue")
+	}
+	return queues, nil
+}
+
+// queueNames lists queues in a stable order, for logs.
+func queueNames(q map[string]rota.QueueConfig) []string {
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+)
+
+// startServe runs `rota serve` in-process until the test ends, and returns its log. It returns
+// once the node has started.
+func startServe(t *testing.T, e *env, args ...string) *syncBuffer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		a := newApp(&stdout, &stderr)
+		done <- a.run(ctx, append([]string{"--store", e.store, "serve"}, args...))
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop:\n%s", stderr.String())
+		}
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "rota: serving") {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d at start:\n%s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &stderr
+}
+
+func TestServeRunsBuiltinKinds(t *testing.T) {
+	e := newEnv(t)
+	log := startServe(t, e, "--queues", "default=4,other")
+
+	r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "echo", "hello").ok(t)
+	if r.stdout != "hello\n" {
+		t.Fatalf("stdout = %q, want %q (stderr %q)", r.stdout, "hello\n", r.stderr)
+	}
+	r = e.run("enqueue", "exec", "--queue", "other", "--wait", "--timeout", "30s", "--", "sh", "-c", "echo to-stderr >&2").ok(t)
+	if r.stdout != "" || r.stderr != "to-stderr\n" {
+		t.Fatalf("stdout = %q, stderr = %q", r.stdout, r.stderr)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, "got "+string(b))
+	}))
+	defer srv.Close()
+	r = e.run("enqueue", "http", "--wait", "--timeout", "30s", "--args", `{"url":"`+srv.URL+`","body":"ping"}`).ok(t)
+	var res struct {
+		Status int    `json:"status"`
+		Body   string `json:"body"`
+	}
+	r.decode(t, &res)
+	if res.Status != 200 || res.Body != "got ping" {
+		t.Fatalf("http result = %+v", res)
+	}
+
+	// A failed job prints its error and exits non-zero; the node keeps running.
+	e.run("enqueue", "exec", "--max-attempts", "1", "--wait", "--timeout", "30s", "--", "sh", "-c", "echo broken >&2; exit 3").
+		fails(t, "ended discarded: program sh exited with code 3; stderr: broken")
+	e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "rota-no-such-program").
+		fails(t, "ended cancelled")
+
+	var job rota.JobRow
+	e.run("-o", "json", "enqueue", "exec", "--wait", "--timeout", "30s", "--", "echo", "json").ok(t).decode(t, &job)
+	var execRes struct{ Stdout string }
+	if err := json.Unmarshal(job.Result, &execRes); err != nil || job.State != rota.StateCompleted || execRes.Stdout != "json\n" {
+		t.Fatalf("job %d is %s with result %s", job.ID, job.State, job.Result)
+	}
+	if !strings.Contains(log.String(), "rota: serving") {
+		t.Fatalf("serve log:\n%s", log.String())
+	}
+}
+
+// A retried attempt is reported while --wait waits.
+func TestServeWaitReportsFailedAttempts(t *testing.T) {
+	e := newEnv(t)
+	startServe(t, e)
+	flag := t.TempDir() + "/second"
+	// Fails the first time, succeeds the second (the backoff before it is about a second).
+	script := `if [ -e "$0" ]; then echo recovered; else touch "$0"; echo first-try >&2; exit 1; fi`
+	r := e.run("enqueue", "exec", "--wait", "--timeout", "60s", "--", "sh", "-c", script, flag).ok(t)
+	if r.stdout != "recovered\n" {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "job 1 attempt 1 of 25 failed: program sh exited with code 1; stderr: first-try") {
+		t.Fatalf("stderr does not report the failed attempt:\n%s", r.stderr)
+	}
+}
+
+func TestServeAllowList(t *testing.T) {
+	e := newEnv(t)
+	startServe(t, e, "--allow-program", "echo")
+	if r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "echo", "ok").ok(t); r.stdout != "ok\n" {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "sh", "-c", "echo no").
+		fails(t, `ended cancelled: cancelled: program "sh" is not on this node's allow-list (echo)`)
+}
+
+func TestServeBadFlags(t *testing.T) {
+	e := newEnv(t)
+	e.run("serve", "--queues", "default=0").fails(t, "concurrency must be a whole number of at least 1")
+	e.run("serve", "--queues", "a,a").fails(t, `queue "a" is named twice`)
+	e.run("serve", "--queues", "bad name").fails(t, `queue "bad name"`)
+	e.run("serve", "--log-format", "xml").fails(t, `--log-format "xml"`)
+	e.run("serve", "--log-level", "loud").fails(t, `--log-level "loud"`)
+}
+
+func TestServeJSONLogs(t *testing.T) {
+	e := newEnv(t)
+	log := startServe(t, e, "--log-format", "json")
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["msg"] == nil {
+			t.Fatalf("not a JSON log line: %q", l)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/storeurl"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/postgres"
+)
+
+// openStore opens the store named by --store, logging through logger, and checks that its schema
+// is up to date: a PostgreSQL store is migrated by `rota migrate`, not by whoever opens it.
+func (a *app) openStore(ctx context.Context, logger *slog.Logger) (store.Store, error) {
+	st, err := storeurl.Open(ctx, a.storeURL, storeurl.WithLogger(logger))
+	if err != nil {
+		return nil, err
+	}
+	if pg, ok := st.(*postgres.Store); ok {
+		pending, err := pg.PendingMigrations(ctx)
+		if err == nil && len(pending) > 0 {
+			err = fmt.Errorf("the schema of %s is at version %d and this build needs %d: run `rota migrate` first",
+				a.storeName(), pending[0].Version-1, pending[len(pending)-1].Version)
+		}
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// quietLogger is the logger of commands other than serve: they report to the person at the
+// terminal through their output, so only the store's and runtime's warnings get through.
+func (a *app) quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// client opens the store and returns a Client on it, and a function that closes the store.
+func (a *app) client(ctx context.Context) (*rota.Client, func(), error) {
+	logger := a.quietLogger()
+	st, err := a.openStore(ctx, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeStore := func() {
+		if err := st.Close(); err != nil {
+			logger.Warn("rota: closing the store", "error", err)
+		}
+	}
+	return rota.NewClient(st, &rota.ClientConfig{Logger: logger}), closeStore, nil
+}
+
+// storeName is --store as it may be shown: without a password.
+func (a *app) storeName() string {
+	loc, err := storeurl.Parse(a.storeURL)
+	if err != nil {
+		return a.storeURL
+	}
+	return loc.String()
+}

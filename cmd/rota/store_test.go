@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestUnopenableStore(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for store, want := range map[string]string{
+		"sqlite:" + filepath.Join(dir, "missing", "rota.db"): "directory " + filepath.Join(dir, "missing") + " does not exist",
+		filepath.Join(file, "rota.db"):                       file + " is not a directory",
+		"sqlite:" + dir:                                      dir + " is a directory, not a SQLite file",
+		"redis://localhost:6379":                             "Redis store not supported yet",
+		"mysql://localhost/db":                               `unknown scheme "mysql"`,
+	} {
+		e := newEnv(t)
+		e.store = store
+		e.run("jobs", "list").fails(t, want)
+		e.run("enqueue", "exec", "--", "true").fails(t, want)
+		e.run("serve").fails(t, want)
+	}
+}
+
+func TestStoreFromEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "env.db")
+	t.Setenv("ROTA_STORE", "sqlite:"+path)
+	var stdout, stderr syncBuffer
+	if code := newApp(&stdout, &stderr).run(t.Context(), []string{"enqueue", "exec", "--", "true"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("ROTA_STORE was not used: %v", err)
+	}
+}
+
+func TestMigrateSQLite(t *testing.T) {
+	e := newEnv(t)
+	path := strings.TrimPrefix(e.store, "sqlite:")
+	out := e.run("migrate", "--dry-run").ok(t).stdout
+	if !strings.Contains(out, "would create the SQLite store") {
+		t.Fatalf("dry run: %q", out)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a dry run created the store: %v", err)
+	}
+	if out := e.run("migrate").ok(t).stdout; !strings.Contains(out, "is at schema version") {
+		t.Fatalf("migrate: %q", out)
+	}
+	if out := e.run("migrate", "--dry-run").ok(t).stdout; !strings.Contains(out, "would bring the SQLite store") {
+		t.Fatalf("dry run on an existing store: %q", out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	e := newEnv(t)
+	if out := e.run("version").ok(t).stdout; !strings.HasPrefix(out, "rota ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("version: %q", out)
+	}
+	var v versionInfo
+	e.run("-o", "json", "version").ok(t).decode(t, &v)
+	if v.Version == "" || v.Go == "" {
+		t.Fatalf("version JSON: %+v", v)
+	}
+}
