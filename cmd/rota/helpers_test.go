@@ -91,3 +91,16 @@ func (r result) decode(t *testing.T, v any) {
 		t.Fatalf("stdout is not JSON (%v):\n%s", err, r.stdout)
 	}
 }
+
+// waitFor polls cond until it holds, failing after a generous bound: for state that another
+// process or goroutine reaches on its own schedule, with no event to wait on.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -29,6 +29,11 @@ type serveOptions struct {
 	logFormat    string
 	logLevel     string
 	drainTimeout time.Duration
+	nodeID       string
+	jobLease     time.Duration
+	rescueEvery  time.Duration
+	leader       rota.LeaderConfig
+	minFreeMem   uint64
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -57,6 +62,13 @@ exec runs any program a job names, as the user running this command. Restrict it
 		"allow exec jobs to run only this program (repeatable); without it exec runs any program")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&o.nodeID, "node-id", "", "this node's id in leases, logs and `rota status` (default host-pid-random)")
+	f.DurationVar(&o.jobLease, "job-lease", rota.JobLeaseDefault, "how long a running job's lease lasts without a heartbeat")
+	f.DurationVar(&o.rescueEvery, "rescue-interval", rota.RescueIntervalDefault, "how often the leader looks for jobs whose lease expired")
+	f.DurationVar(&o.leader.TTL, "leader-ttl", 30*time.Second, "the leader lease's time to live")
+	f.DurationVar(&o.leader.RenewEvery, "leader-renew", 10*time.Second, "how often the leader renews its lease")
+	f.DurationVar(&o.leader.TryEvery, "leader-try", 10*time.Second, "how often other nodes try to take the leader lease")
+	f.Uint64Var(&o.minFreeMem, "min-free-memory", 0, "take no new jobs while the machine has less available memory than this many bytes (0: off)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
 		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
 	return cmd
@@ -90,7 +102,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}()
 	workers := rota.NewWorkers()
 	builtin.Register(workers, builtin.Config{AllowPrograms: o.allow})
-	node, err := rota.NewNode(rota.Config{Store: st, Workers: workers, Queues: queues, Logger: logger})
+	node, err := rota.NewNode(rota.Config{
+		Store: st, Workers: workers, Queues: queues, Logger: logger, ID: o.nodeID, Version: buildVersion().Version,
+		JobLease: o.jobLease, RescueInterval: o.rescueEvery, Leader: o.leader, MinFreeMemory: o.minFreeMem,
+	})
 	if err != nil {
 		return err
 	}

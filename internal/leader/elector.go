@@ -152,7 +152,7 @@ func (e *Elector) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			e.stepDown("node stopping")
+			e.stepDown(reasonStopping)
 			e.release()
 			return
 		case <-expired:
@@ -266,7 +266,11 @@ func (e *Elector) stepDown(reason string) {
 		return
 	}
 	e.services.stopAll()
-	e.cfg.Logger.Warn("rota: lost leadership", "reason", reason)
+	level := slog.LevelWarn
+	if reason == reasonStopping {
+		level = slog.LevelInfo
+	}
+	e.cfg.Logger.Log(context.Background(), level, "rota: lost leadership", "reason", reason)
 	e.notify(Change{Leader: false, Reason: reason, At: e.cfg.Clock.Now()})
 }
 
@@ -296,7 +300,7 @@ func (e *Elector) runStandalone(ctx context.Context) {
 		e.services.startPending(ctx, 0)
 		select {
 		case <-ctx.Done():
-			e.stepDown("node stopping")
+			e.stepDown(reasonStopping)
 			return
 		case <-e.services.restartRequested():
 			e.services.restartPending(ctx, true, 0)
@@ -304,3 +308,6 @@ func (e *Elector) runStandalone(ctx context.Context) {
 		}
 	}
 }
+
+// reasonStopping is the step-down reason of a node that stops: expected, so not a warning.
+const reasonStopping = "node stopping"
