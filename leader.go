@@ -2,6 +2,7 @@ package rota
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rotahq/rota/internal/leader"
@@ -39,6 +40,12 @@ const (
 	EventLeaderLost    EventType = "leader.lost"
 )
 
+// LeaderToken returns the leader lease's fencing token from the context a LeaderService was
+// started with. It grows each time leadership changes hands: write it with the service's effects,
+// and have their target refuse tokens older than the newest it has seen, so a deposed leader that
+// acts late (after a long pause) cannot overwrite its successor. Standalone leaders have token 0.
+func LeaderToken(ctx context.Context) (int64, bool) { return leader.TokenFrom(ctx) }
+
 // IsLeader reports whether this node currently leads.
 func (n *Node) IsLeader() bool {
 	leading, _ := n.elector.Leader()
@@ -46,8 +53,22 @@ func (n *Node) IsLeader() bool {
 }
 
 // RestartLeaderService stops and starts the named leader service on this node, if it leads: call it
-// when the service's settings change.
+// when the service's settings change. To reach the leader from any node or process, use
+// Client.RestartLeaderService.
 func (n *Node) RestartLeaderService(name string) { n.elector.Restart(name) }
+
+// RestartLeaderService asks the leader, on whichever node it runs, to restart the named leader
+// service, at its next lease renewal (within 10 s by default).
+func (c *Client) RestartLeaderService(ctx context.Context, name string) error {
+	leaser, ok := c.store.(store.Leaser)
+	if !ok {
+		return fmt.Errorf("rota: restart %s: %T has no leases", name, c.store)
+	}
+	if err := leader.RequestRestart(ctx, leaser, name); err != nil {
+		return fmtErr("restart leader service", err)
+	}
+	return nil
+}
 
 func (n *Node) newElector() error {
 	lc := n.cfg.Leader

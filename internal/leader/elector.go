@@ -89,6 +89,8 @@ type Elector struct {
 
 	identity string
 	deadline time.Time
+	// restartTokens holds the restart counter of each service as last seen while leading.
+	restartTokens map[string]int64
 }
 
 // New returns an Elector; add services before Run.
@@ -217,7 +219,9 @@ func (e *Elector) round(ctx context.Context) time.Duration {
 		e.deadline = sent.Add(e.cfg.RenewDeadline)
 		if !leader {
 			e.become(lease.Token)
+			e.restartTokens = map[string]int64{}
 		}
+		e.checkRestarts(callCtx)
 		e.services.startPending(ctx, lease.Token)
 		return e.cfg.RenewEvery
 	}

@@ -192,6 +192,9 @@ func (f *flaky) Start(ctx context.Context) error {
 	if f.starts.Add(1) == 1 {
 		return errors.New("not yet")
 	}
+	if token, ok := TokenFrom(ctx); !ok || token < 1 {
+		return errors.New("started without the lease token")
+	}
 	return nil
 }
 func (f *flaky) Stop(ctx context.Context) error { f.stops.Add(1); return nil }
@@ -293,5 +296,38 @@ func waitElected(t *testing.T, ch <-chan string) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("nobody elected within 10s")
 		return ""
+	}
+}
+
+func TestRestartRequestFromAnotherNodeReachesTheLeader(t *testing.T) {
+	b := setup(t)
+	var changes []Change
+	ctx := context.Background()
+	e := b.elector(t, "leader", b.store, &changes)
+	svc := &flaky{}
+	svc.starts.Store(1) // starts cleanly from here on
+	e.Add(svc)
+	e.round(ctx) // leads, records the restart counters, starts the service
+	if err := RequestRestart(ctx, b.open(t), "flaky"); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(RenewEveryDefault)
+	e.round(ctx)
+	select {
+	case <-e.services.restartRequested():
+	default:
+		t.Fatal("the leader did not notice the restart request at its next renewal")
+	}
+	leading, token := e.Leader()
+	e.services.restartPending(ctx, leading, token)
+	if svc.stops.Load() != 1 || svc.starts.Load() != 3 {
+		t.Fatalf("restart: stops %d starts %d", svc.stops.Load(), svc.starts.Load())
+	}
+	b.clock.Advance(RenewEveryDefault)
+	e.round(ctx)
+	select {
+	case <-e.services.restartRequested():
+		t.Fatal("one request restarted the service twice")
+	default:
 	}
 }

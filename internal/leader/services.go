@@ -17,6 +17,15 @@ type Service interface {
 	Stop(ctx context.Context) error
 }
 
+type tokenKey struct{}
+
+// TokenFrom returns the lease token a service was started under: the value to carry into writes
+// that must not land after leadership passed on.
+func TokenFrom(ctx context.Context) (int64, bool) {
+	token, ok := ctx.Value(tokenKey{}).(int64)
+	return token, ok
+}
+
 // stopTimeout bounds a service's Stop on step-down: a leader that lost its lease must stop acting
 // now, not when a slow service agrees.
 const stopTimeout = 5 * time.Second
@@ -43,6 +52,16 @@ func (s *services) add(svc Service) {
 	s.list = append(s.list, svc)
 }
 
+func (s *services) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, len(s.list))
+	for i, svc := range s.list {
+		names[i] = svc.Name()
+	}
+	return names
+}
+
 func (s *services) startPending(parent context.Context, token int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -50,7 +69,7 @@ func (s *services) startPending(parent context.Context, token int64) {
 		if _, ok := s.running[svc.Name()]; ok {
 			continue
 		}
-		ctx, cancel := context.WithCancel(parent)
+		ctx, cancel := context.WithCancel(context.WithValue(parent, tokenKey{}, token))
 		if err := svc.Start(ctx); err != nil {
 			cancel()
 			s.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", svc.Name(), "error", err)
