@@ -123,26 +123,31 @@ func (c *Client) manyParams(jobs []InsertManyParams) ([]store.InsertParams, erro
 	return params, nil
 }
 
-// checkBusy refuses best-effort inserts into queues that already have enough waiting. It is a
-// check, not a lock: two producers racing may both get in, which best effort allows.
+// checkBusy refuses best-effort inserts into queues that already have enough waiting, or whose
+// fleet-wide limit is saturated. It is a check, not a lock: two producers racing may both get in,
+// which best effort allows.
 func (c *Client) checkBusy(ctx context.Context, jobs []InsertManyParams) error {
-	var stats []store.QueueStats
+	loads := map[string]QueueLoad{}
 	for _, j := range jobs {
 		if j.Opts == nil || j.Opts.DropIfBusy <= 0 {
 			continue
 		}
-		if stats == nil {
-			var err error
-			if stats, err = c.store.QueueStats(ctx); err != nil {
-				return fmtErr("insert: read queue load", err)
-			}
-		}
 		queue := cmp.Or(j.Opts.Queue, QueueDefault)
-		for _, s := range stats {
-			if s.Queue == queue && s.Counts[store.StateAvailable] >= int64(j.Opts.DropIfBusy) {
-				return fmt.Errorf("rota: insert %s: %w: %d jobs wait in queue %q (limit %d); dropped as asked",
-					j.Args.Kind(), ErrBusy, s.Counts[store.StateAvailable], queue, j.Opts.DropIfBusy)
+		load, ok := loads[queue]
+		if !ok {
+			var err error
+			if load, err = c.QueueLoad(ctx, queue); err != nil {
+				return fmt.Errorf("rota: insert: %w", err)
 			}
+			loads[queue] = load
+		}
+		switch {
+		case load.Waiting >= int64(j.Opts.DropIfBusy):
+			return fmt.Errorf("rota: insert %s: %w: %d jobs wait in queue %q (limit %d); dropped as asked",
+				j.Args.Kind(), ErrBusy, load.Waiting, queue, j.Opts.DropIfBusy)
+		case load.Saturated():
+			return fmt.Errorf("rota: insert %s: %w: queue %q runs %d jobs, its fleet-wide limit; dropped as asked",
+				j.Args.Kind(), ErrBusy, queue, load.Running)
 		}
 	}
 	return nil

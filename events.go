@@ -85,6 +85,9 @@ var eventByState = map[store.State]EventType{
 
 // recorded is called once the store settled an outcome.
 func (n *Node) recorded(e *execution, o store.Outcome, applied bool) {
+	if e.queue.limited.Load() {
+		e.queue.signal()
+	}
 	if !applied {
 		n.logger.Warn("rota: outcome ignored: the job's lease was lost and it belongs to another claim now",
 			"job", e.row.ID, "kind", e.row.Kind, "fence", o.Fence, "outcome", o.State)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/rotahq/rota/store"
 )
 
 func TestInsertRejectsBadInputClearly(t *testing.T) {
@@ -91,5 +92,31 @@ func TestDropIfBusyRefusesWhenTheQueueIsFull(t *testing.T) {
 	}
 	if _, err := c.Insert(ctx, testArgs{N: 3}, &InsertOpts{Queue: "thumbnails"}); err != nil {
 		t.Fatalf("a normal insert into the busy queue: %v", err)
+	}
+}
+
+func TestDropIfBusyRefusesWhenTheQueueLimitIsSaturated(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	st := openStore(t, clock)
+	c := NewClient(st, &ClientConfig{Clock: clock})
+	ctx := context.Background()
+	if err := c.SetLimit(ctx, Limit{Scope: LimitQueue, Name: "exports", MaxRunning: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Insert(ctx, testArgs{}, &InsertOpts{Queue: "exports"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, store.ClaimParams{Queue: "exports", Kinds: []string{"test"}, Max: 5, Owner: "n", LeaseFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	load, err := c.QueueLoad(ctx, "exports")
+	if err != nil || load.Running != 1 || load.MaxRunning != 1 || !load.Saturated() {
+		t.Fatalf("load %+v, %v", load, err)
+	}
+	if _, err := c.Insert(ctx, testArgs{}, &InsertOpts{Queue: "exports", DropIfBusy: 100}); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "fleet-wide limit") {
+		t.Fatalf("best-effort insert into a saturated queue: %v", err)
+	}
+	if err := c.SetLimit(ctx, Limit{Scope: "shelf", Name: "x", MaxRunning: 1}); !errors.Is(err, store.ErrInvalidLimit) {
+		t.Fatalf("bad scope: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package rota
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/store"
@@ -18,6 +19,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 			return
 		case <-ticker.Chan():
 		}
+		n.refreshLimits(ctx)
 		if n.runningCount() == 0 && n.completer.Pending() == 0 {
 			continue
 		}
@@ -61,7 +63,12 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
 			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
 		} else {
 			for note := range ch {
-				if q := byName[note.Queue]; q != nil && note.Topic == store.TopicInsert {
+				q := byName[note.Queue]
+				if q == nil {
+					continue
+				}
+				// A job that ended anywhere frees room under a fleet-wide limit.
+				if note.Topic == store.TopicInsert || (note.Topic == store.TopicFinal && q.limited.Load()) {
 					q.signal()
 				}
 			}
@@ -71,5 +78,29 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
 			return
 		case <-n.clock.After(time.Second):
 		}
+	}
+}
+
+// refreshLimits marks the queues that a fleet-wide limit may hold back. Limits change rarely; a
+// heartbeat's delay in noticing one only delays the extra wake-ups, never the limit itself, which
+// the store enforces.
+func (n *Node) refreshLimits(ctx context.Context) {
+	limits, err := n.cfg.Store.ListLimits(ctx)
+	if err != nil {
+		n.logger.Warn("rota: reading limits failed", "error", err)
+		return
+	}
+	kindLimited := false
+	queueLimited := map[string]bool{}
+	for _, l := range limits {
+		switch l.Scope {
+		case store.LimitQueue:
+			queueLimited[l.Name] = true
+		case store.LimitKind:
+			kindLimited = kindLimited || slices.Contains(n.kinds, l.Name)
+		}
+	}
+	for _, q := range n.queues {
+		q.limited.Store(kindLimited || queueLimited[q.name])
 	}
 }

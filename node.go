@@ -243,6 +243,7 @@ func (n *Node) Start(ctx context.Context) error {
 			return fmt.Errorf("rota: node: %w", err)
 		}
 	}
+	n.refreshLimits(ctx)
 	n.started = true
 	n.workCtx, n.stopWork = context.WithCancelCause(context.Background())
 	bgCtx, cancel := context.WithCancel(context.Background())

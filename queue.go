@@ -22,7 +22,12 @@ type queue struct {
 	// and a freed slot should trigger a claim; when the queue ran dry, freed slots wait for a
 	// notification or the poll instead of claiming nothing over and over.
 	more atomic.Bool
-	wake chan struct{}
+	// limited is set while a fleet-wide limit applies to the queue or to one of the node's kinds.
+	// A limited claim may come back short although work waits, so a job that ended, here or on
+	// any node, is a reason to claim again: here once its outcome is recorded (before that the
+	// store still counts it as running), elsewhere when the store announces it.
+	limited atomic.Bool
+	wake    chan struct{}
 }
 
 func newQueue(n *Node, name string, max int) *queue {
