@@ -87,21 +87,10 @@ func (b *bundle) insert(t *testing.T, args Args, opts *InsertOpts) *JobRow {
 	return res.Job
 }
 
-// event waits for the next event of type typ, failing the test after a generous real-time bound
-// (a safety net against a hang, not a sleep: the event normally arrives in microseconds).
+// event waits for the next event of type typ (see waitEvent).
 func (b *bundle) event(t *testing.T, typ EventType) Event {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case ev := <-b.events:
-			if ev.Type == typ {
-				return ev
-			}
-		case <-deadline:
-			t.Fatalf("no %s event within 10s", typ)
-		}
-	}
+	return waitEvent(t, b.events, typ)
 }
 
 func (b *bundle) get(t *testing.T, id int64) *JobRow {

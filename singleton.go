@@ -20,6 +20,12 @@ type singletons struct {
 	electors []*leader.Elector
 }
 
+// Event types of singleton leases; Reason starts with the singleton's name.
+const (
+	EventSingletonAcquired EventType = "singleton.acquired"
+	EventSingletonLost     EventType = "singleton.lost"
+)
+
 // singletonLeasePrefix keeps singleton leases apart from the leader lease and users' names.
 const singletonLeasePrefix = "rota.singleton:"
 
@@ -51,6 +57,11 @@ func (n *Node) newSingletons() error {
 				s.mu.Lock()
 				s.held[name] = c.Leader
 				s.mu.Unlock()
+				typ := EventSingletonLost
+				if c.Leader {
+					typ = EventSingletonAcquired
+				}
+				n.events.emit(Event{Type: typ, Reason: name + ": " + c.Reason, At: c.At})
 				if c.Leader {
 					for _, q := range n.queues {
 						q.signal()

@@ -1,0 +1,92 @@
+package rota
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// TestSingletonWorkerRunsOnOneNodeAndHandsOver runs two nodes whose worker requires the same
+// singleton lease: only the holder claims; when it stops, the other takes over. Real clock, short
+// leases, events to wait on.
+func TestSingletonWorkerRunsOnOneNodeAndHandsOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rota.db")
+	var ranOn [2]atomic.Int64
+	leases := LeaderConfig{TTL: 900 * time.Millisecond, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
+	start := func(i int, id string) (*Node, <-chan Event) {
+		st, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(testLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ws := NewWorkers()
+		AddWorker(ws, WorkFunc[testArgs](func(ctx context.Context, j *Job[testArgs]) error {
+			ranOn[i].Add(1)
+			return nil
+		}), &WorkerOptions{Singleton: "ledger-export"})
+		n, err := NewNode(Config{Store: st, Workers: ws, ID: id, Logger: testLogger(t), Leader: leases})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, unsubscribe := n.Subscribe(1000)
+		t.Cleanup(unsubscribe)
+		if err := n.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Stop(context.Background()) })
+		return n, events
+	}
+	first, firstEvents := start(0, "first")
+	waitEvent(t, firstEvents, EventSingletonAcquired)
+	_, secondEvents := start(1, "second")
+
+	client := first.Client()
+	for i := range 20 {
+		if _, err := client.Insert(context.Background(), testArgs{N: i}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		waitEvent(t, firstEvents, EventJobCompleted)
+	}
+	if ranOn[1].Load() != 0 {
+		t.Fatalf("the node without the singleton lease ran %d jobs", ranOn[1].Load())
+	}
+
+	if err := first.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, secondEvents, EventSingletonAcquired)
+	if !strings.HasPrefix(ev.Reason, "ledger-export") {
+		t.Fatalf("acquired event reason %q", ev.Reason)
+	}
+	if _, err := NewClient(first.cfg.Store, nil).Insert(context.Background(), testArgs{N: 99}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, secondEvents, EventJobCompleted)
+	if ranOn[0].Load() != 20 || ranOn[1].Load() != 1 {
+		t.Fatalf("runs: first %d, second %d; want 20 and 1", ranOn[0].Load(), ranOn[1].Load())
+	}
+}
+
+// waitEvent waits for the next event of type typ, failing the test after a generous real-time
+// bound (a safety net against a hang, not a sleep: the event normally arrives in microseconds).
+func waitEvent(t *testing.T, events <-chan Event, typ EventType) Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == typ {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within 10s", typ)
+		}
+	}
+}
