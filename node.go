@@ -102,6 +102,7 @@ type Node struct {
 	logger     *slog.Logger
 	queues     []*queue
 	kinds      []string
+	capacity   int // the sum of the queues' MaxWorkers
 	completer  *completer.Completer
 	events     eventHub
 	elector    *leader.Elector
@@ -194,6 +195,7 @@ func NewNode(cfg Config) (*Node, error) {
 			max = QueueMaxWorkersDefault
 		}
 		n.queues = append(n.queues, newQueue(n, name, max))
+		n.capacity += max
 	}
 	if err := n.newElector(); err != nil {
 		return nil, fmt.Errorf("rota: node: %w", err)

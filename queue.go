@@ -79,7 +79,7 @@ func (q *queue) claim() {
 			return
 		}
 		kinds := n.claimKinds()
-		if len(kinds) == 0 || !n.memoryAdmits() {
+		if len(kinds) == 0 || !n.memoryAdmits() || n.outcomesBackedUp() {
 			return
 		}
 		ask := min(free, claimBatchMax)
@@ -100,4 +100,12 @@ func (q *queue) claim() {
 			return
 		}
 	}
+}
+
+// outcomesBackedUp reports whether outcomes wait to be written in numbers a healthy completer never
+// reaches. A slot is freed when its job's outcome is queued, not when it is written, so while the
+// store refuses outcomes a node would otherwise claim job after job it cannot finish; it claims
+// nothing until they are written.
+func (n *Node) outcomesBackedUp() bool {
+	return n.completer.Pending() >= n.capacity
 }

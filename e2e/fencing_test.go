@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+)
+
+// slowScript takes a while before its side effect, then prints the node that ran it, so the
+// job's recorded result says whose outcome the store kept.
+const slowScript = `sleep 4; echo "$0 $` + nodeEnv + `" >> "$1"; echo "$` + nodeEnv + `"`
+
+// fencingJobs is how many slow jobs the paused node holds.
+const fencingJobs = 10
+
+// A node paused longer than its job lease (SIGSTOP: a GC or VM stall, a partition) loses its jobs
+// to the others. When it wakes up and reports its runs, the new claims are still running, and the
+// store refuses the old outcomes by their stale fences alone; the node says so. The jobs end
+// completed by the nodes that took them over. The paused node was also the leader: it steps down
+// when it wakes, having lost the lease.
+//
+// Only the node's process is stopped: the programs it started run on in their own process groups
+// and make their side effects during the pause. Fencing keeps a stale holder's outcome out of
+// the store; guarding a job's own side effects is the handler's part, with its fence.
+func TestPausedNodeIsFenced(t *testing.T) {
+	c := newCluster(t, sharedPostgres(t))
+	// Alone at first, a leads and claims every job.
+	a := c.start("a", fastFailover...)
+	a.waitLog(t, "rota: became leader", 15*time.Second)
+	ids := c.insertScripts(t, slowScript, fencingJobs)
+	fences := c.waitHeld(t, a.id, ids, 15*time.Second)
+
+	a.signal(t, syscall.SIGSTOP)
+	pausedAt := time.Now()
+	c.start("b", fastFailover...)
+	c.start("c", fastFailover...)
+	c.waitClaimedAgain(t, fences, time.Minute)
+	c.waitRunsBy(t, a.id, fencingJobs, time.Minute)
+	// Before the signal: a may log as soon as it runs again.
+	resumedAt := time.Now()
+	a.signal(t, syscall.SIGCONT)
+
+	ignored := waitIgnored(t, a, fences, 30*time.Second)
+	c.waitCompleted(t, fencingJobs, time.Minute)
+	t.Logf("a paused %v (job lease 3s) while holding %d jobs; its programs finished meanwhile; when it resumed, its %d outcomes were refused",
+		resumedAt.Sub(pausedAt).Round(time.Millisecond), len(fences), len(ignored))
+
+	jobs := c.jobs(t)
+	runs := c.runs(t)
+	for i, id := range ids {
+		j, key := jobs[id], jobKey(i)
+		r := ignored[id]
+		if r.int("fence") != fences[id] {
+			t.Errorf("job %d: a's outcome was refused with fence %d, want its claim's fence %d", id, r.int("fence"), fences[id])
+		}
+		if !r.Time.Before(j.FinalizedAt) {
+			t.Errorf("job %d: a's outcome was refused at %s, after the new claim completed at %s: the fence was not what refused it",
+				id, r.Time.Format(time.StampMicro), j.FinalizedAt.Format(time.StampMicro))
+		}
+		if j.Fence <= fences[id] || j.Attempt != 2 || !leaseLostBy(j, a.id) {
+			t.Errorf("job %d: fence %d, attempt %d, errors %+v; want a later claim than a's (fence %d) after a lease lost by a",
+				id, j.Fence, j.Attempt, j.Errors, fences[id])
+		}
+		if by := strings.TrimSpace(result(t, j).Stdout); by != "b" && by != "c" {
+			t.Errorf("job %d: the recorded result is from %q, want b or c, the node that took it over", id, by)
+		}
+		if got := slices.DeleteFunc(slices.Clone(runs[key]), func(n string) bool { return n == a.id }); len(got) != 1 {
+			t.Errorf("job %d (%s) ran %d times outside a (runs %v), want once", id, key, len(got), runs[key])
+		}
+	}
+
+	if a.exited() {
+		t.Fatalf("a exited after it resumed: %v", a.err)
+	}
+	stepped := false
+	for _, r := range a.records("rota: lost leadership") {
+		stepped = stepped || !r.Time.Before(resumedAt)
+	}
+	if !stepped {
+		t.Errorf("a, the leader when paused, did not log that it lost leadership after it resumed")
+	}
+}
+
+// waitRunsBy polls the job log until node has run n jobs.
+func (c *cluster) waitRunsBy(t *testing.T, node string, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := 0
+		for _, nodes := range c.runs(t) {
+			got += len(slices.DeleteFunc(slices.Clone(nodes), func(by string) bool { return by != node }))
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s ran %d jobs within %v, want %d", node, got, within, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitHeld polls until node runs every job of ids, and returns each job's fence in that claim.
+func (c *cluster) waitHeld(t *testing.T, node string, ids []int64, within time.Duration) map[int64]int64 {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		fences := map[int64]int64{}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for _, id := range ids {
+			j, err := c.client.Get(ctx, id)
+			if err != nil {
+				t.Fatalf("get job %d: %v", id, err)
+			}
+			if j.State == rota.StateRunning && j.Owner == node {
+				fences[id] = j.Fence
+			}
+		}
+		cancel()
+		if len(fences) == len(ids) {
+			return fences
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s runs %d of the %d jobs after %v", node, len(fences), len(ids), within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitClaimedAgain polls until every job in fences has been claimed after the claim whose fence
+// is given.
+func (c *cluster) waitClaimedAgain(t *testing.T, fences map[int64]int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		again := 0
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for id, fence := range fences {
+			j, err := c.client.Get(ctx, id)
+			if err != nil {
+				t.Fatalf("get job %d: %v", id, err)
+			}
+			if j.Fence > fence {
+				again++
+			}
+		}
+		cancel()
+		if again == len(fences) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs claimed again within %v:\n%s", again, len(fences), within, c.unfinished(t))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitIgnored polls n's log until it has reported a refused outcome for every job in fences, and
+// returns each job's report.
+func waitIgnored(t *testing.T, n *node, fences map[int64]int64, within time.Duration) map[int64]record {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ignored := map[int64]record{}
+		for _, r := range n.records("rota: outcome ignored: the job's lease was lost") {
+			ignored[r.int("job")] = r
+		}
+		all := true
+		for id := range fences {
+			_, ok := ignored[id]
+			all = all && ok
+		}
+		if all {
+			return ignored
+		}
+		if n.exited() || time.Now().After(deadline) {
+			t.Fatalf("%s reported %d refused outcomes (exited: %v), want one for each of the %d jobs it lost", n.id, len(ignored), n.exited(), len(fences))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

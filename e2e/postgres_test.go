@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// sharedPostgresDefault is where scripts/postgres.sh puts a server when ROTA_TEST_POSTGRES_URL is
+// not set.
+const sharedPostgresDefault = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// inCI reports whether the tests run in CI, where a missing PostgreSQL is a failure: a green CI
+// run must mean these tests ran. It reads CI as scripts/test does.
+func inCI() bool {
+	v := os.Getenv("CI")
+	return v == "true" || v == "1"
+}
+
+// unavailable skips t for want of a service, or fails it in CI.
+func unavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("e2e: required in CI: "+format, args...)
+	}
+	t.Skipf("e2e: skipped: "+format, args...)
+}
+
+// sharedPostgres returns the URL of the PostgreSQL server the test suite shares, skipping (or in
+// CI failing) t when it does not answer.
+func sharedPostgres(t *testing.T) string {
+	t.Helper()
+	needBinary(t)
+	base := os.Getenv("ROTA_TEST_POSTGRES_URL")
+	if base == "" {
+		base = sharedPostgresDefault
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		shown := base
+		if u, perr := url.Parse(base); perr == nil {
+			shown = u.Redacted()
+		}
+		unavailable(t, "no PostgreSQL at %s (set ROTA_TEST_POSTGRES_URL; scripts/postgres.sh starts one): %v", shown, err)
+	}
+	conn.Close(ctx)
+	return base
+}
+
+// newSchema returns a fresh schema name on the server at base, dropped with everything in it when
+// the test ends, so tests never see each other's jobs or leases.
+func newSchema(t *testing.T, base string) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "rota_e2e_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// storeURL is the --store value for schema on the server at base.
+func storeURL(t *testing.T, base, schema string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("PostgreSQL URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
