@@ -9,4 +9,6 @@ var (
 	ErrJobRunning = errors.New("job is running")
 	// ErrSchemaTooNew is returned when the store was migrated by a newer build of rota.
 	ErrSchemaTooNew = errors.New("store schema is newer than this build understands")
+	// ErrInvalidLimit is returned by SetLimit for a limit that fails Limit.Validate.
+	ErrInvalidLimit = errors.New("invalid limit")
 )

@@ -34,17 +34,21 @@ type Schedule struct {
 	Paused      bool            `json:"paused"`
 	// LastPlanned is the last occurrence the planner enqueued a job for; zero before the first.
 	LastPlanned time.Time `json:"last_planned,omitzero"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// CreatedAt is when the schedule was first stored, UpdatedAt when UpsertSchedule last wrote
+	// it; pausing and planning leave both. Both are the store's time.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Scheduler stores schedules and lets the leader plan their occurrences exactly once.
 type Scheduler interface {
 	// UpsertSchedule creates or replaces the schedule s.Name and returns it as stored. Paused and
 	// LastPlanned are kept from the stored schedule (use SetSchedulePaused; the planner owns
-	// LastPlanned). When the timing (Expr or Zone) changes, jobs the schedule planned that are
-	// still scheduled are cancelled and LastPlanned becomes now, so the new timing is planned from
-	// now on and nothing planned under the old one runs.
+	// LastPlanned); a new schedule takes Paused from s and starts with LastPlanned zero. When the
+	// timing (Expr or Zone) changes, jobs the schedule planned that are still scheduled are
+	// cancelled and LastPlanned becomes now, so the new timing is planned from now on and nothing
+	// planned under the old one runs. Cancelled jobs are announced like any cancellation, and
+	// their Errors say why.
 	UpsertSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	// GetSchedule returns one schedule, or ErrNotFound.
 	GetSchedule(ctx context.Context, name string) (Schedule, error)
@@ -57,7 +61,10 @@ type Scheduler interface {
 	SetSchedulePaused(ctx context.Context, name string, paused bool) error
 	// PlanSchedule inserts jobs for a schedule's occurrences and moves its LastPlanned from `from`
 	// to `to`, in one transaction, if and only if LastPlanned still equals from (a compare-and-set:
-	// of two planners, one wins and the other inserts nothing). Each job's Schedule field must be
-	// name. planned is false when the compare failed or the schedule is gone.
+	// of two planners, one wins and the other inserts nothing). Times are compared to the
+	// microsecond, and the zero time matches a schedule never planned. The jobs are inserted as
+	// Insert would insert them: a job whose unique key is held is not inserted again. Each job's
+	// Schedule field must be name; a job naming another is an error. planned is false when the
+	// compare failed or the schedule is gone.
 	PlanSchedule(ctx context.Context, name string, from, to time.Time, jobs []InsertParams) (planned bool, err error)
 }

@@ -18,6 +18,11 @@ import (
 
 // Store is the contract every backend implements. All methods are safe for concurrent use.
 type Store interface {
+	// Limiter stores the fleet-wide concurrency and rate limits that Claim enforces.
+	Limiter
+	// Scheduler stores cron schedules and plans their occurrences exactly once.
+	Scheduler
+
 	// Migrate brings the schema up to the version this build understands. It is idempotent and safe
 	// to call from several processes at once. It fails with ErrSchemaTooNew when the store was
 	// migrated by a newer build.
@@ -39,7 +44,7 @@ type Store interface {
 	// RunAt, then lowest id. Claimed jobs become running with Attempt+1, a new Fence, Owner = p.Owner
 	// and LeaseUntil = now + p.LeaseFor. Jobs of a paused queue are not claimed. A job past its
 	// ExpiresAt is never returned: it ends expired instead. Jobs are returned in claim order; empty
-	// p.Kinds claims nothing.
+	// p.Kinds claims nothing. A claim takes no job that a Limit holds back (see Limiter).
 	Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
 	// Heartbeat extends the lease of every job running under owner to now + leaseFor, and returns the

@@ -9,6 +9,9 @@
 //
 // Occurrences that passed unplanned (every node was down) follow the schedule's missed policy:
 // run-once enqueues one job now for all of them; skip drops them. Never a burst of every run.
+// Occurrences that passed less than LateGrace ago were late, not missed: a schedule created or
+// given a new timing just before an occurrence is first planned up to a pass later. They give the
+// one job now under either policy.
 package planner
 
 import (
@@ -32,6 +35,10 @@ const (
 	// BatchMax caps the occurrences planned per schedule per pass: an "@every 1s" schedule plans
 	// one horizon ahead, not an unbounded backlog.
 	BatchMax = 100
+	// LateGrace is how long after the first occurrence a pass finds unplanned that occurrence still
+	// counts as late rather than missed: two intervals, the wait for the first pass after a
+	// schedule is stored plus one failed pass.
+	LateGrace = 2 * IntervalDefault
 )
 
 // MetadataOccurrence is the metadata key holding the occurrence a job was planned for.
@@ -86,25 +93,26 @@ func (p *Planner) plan(ctx context.Context, s store.Schedule) error {
 		jobs []store.InsertParams
 		to   time.Time
 	)
-	// Occurrences already due were missed: no planner enqueued them ahead of time.
-	var missed []time.Time
+	// Occurrences already due were late or missed: no planner enqueued them ahead of time.
 	next := sched.Next(base)
-	for !next.IsZero() && !next.After(now) {
-		missed = append(missed, next)
-		to = next
-		if len(missed) > 1 {
-			missed = missed[len(missed)-1:] // only the latest matters; don't hold a long list
+	if !next.IsZero() && !next.After(now) {
+		latest := lastMissed(sched, base, now)
+		late := now.Sub(next) < LateGrace
+		if late || s.Missed != store.MissedSkip {
+			jobs = append(jobs, p.job(s, latest, now))
 		}
-		next = sched.Next(next)
-	}
-	if len(missed) > 0 && s.Missed != store.MissedSkip {
-		jobs = append(jobs, p.job(s, missed[0], now))
-	}
-	if len(missed) > 0 {
-		p.Logger.Info("rota: cron: occurrences missed while no leader planned", "schedule", s.Name, "latest", missed[0], "policy", s.Missed)
+		if !late {
+			p.Logger.Info("rota: cron: occurrences missed while no leader planned", "schedule", s.Name, "latest", latest, "policy", s.Missed)
+		}
+		to, next = latest, sched.Next(latest)
 	}
 	for ; !next.IsZero() && !next.After(now.Add(horizon)) && len(jobs) < BatchMax; next = sched.Next(next) {
-		jobs = append(jobs, p.job(s, next, next))
+		job := p.job(s, next, next)
+		// A planned occurrence that could not start before the next one is due (every node was
+		// down) expires instead of running late: the missed policy, applied by the catch-up job
+		// above, decides what happens to missed runs, not the leftovers of an old plan.
+		job.ExpiresAt = sched.Next(next)
+		jobs = append(jobs, job)
 		to = next
 	}
 	if to.IsZero() {
@@ -118,6 +126,28 @@ func (p *Planner) plan(ctx context.Context, s store.Schedule) error {
 		p.Logger.Info("rota: cron: schedule was planned by another node or changed meanwhile", "schedule", s.Name)
 	}
 	return nil
+}
+
+// lastMissed returns the last occurrence in (base, now], of which there is at least one. Walking
+// from base would cost one Next per missed occurrence: thirty million for a schedule firing every
+// second that was paused for a year, in one pass of the leader. It walks back from now instead,
+// through windows that double until one holds an occurrence, so the walk costs about the
+// occurrences of twice the gap before the last one.
+func lastMissed(sched *cron.Schedule, base, now time.Time) time.Time {
+	span := now.Sub(base)
+	for w := time.Second; ; w *= 2 {
+		from := now.Add(-w)
+		if w > span/2 { // near base: walk from it (which also keeps w from overflowing)
+			from = base
+		}
+		var last time.Time
+		for next := sched.Next(from); !next.IsZero() && !next.After(now); next = sched.Next(next) {
+			last = next
+		}
+		if !last.IsZero() || from.Equal(base) {
+			return last
+		}
+	}
 }
 
 // job builds the job for one occurrence, due at runAt (the occurrence, or now for a catch-up).

@@ -16,7 +16,8 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkInsertMany -benchtime 1x ./store/postgres/
 //	go test -run '^$' -bench BenchmarkInsertOneConcurrent10 -benchtime 20000x ./store/postgres/
-//	go test -run '^$' -bench BenchmarkClaimComplete -benchtime 50000x ./store/postgres/
+//	go test -run '^$' -bench 'BenchmarkClaimComplete$' -benchtime 50000x ./store/postgres/
+//	go test -run '^$' -bench BenchmarkClaimCompleteLimited -benchtime 50000x ./store/postgres/
 
 func benchJobs(n int) []store.InsertParams {
 	ps := make([]store.InsertParams, n)
@@ -92,9 +93,24 @@ func BenchmarkInsertOneConcurrent10(b *testing.B) {
 
 // BenchmarkClaimComplete drains a queue from one goroutine: claim a batch of 100, complete the
 // batch in one call, repeat.
-func BenchmarkClaimComplete(b *testing.B) {
+func BenchmarkClaimComplete(b *testing.B) { benchClaimComplete(b) }
+
+// BenchmarkClaimCompleteLimited is BenchmarkClaimComplete on a queue with a limit that never
+// holds a claim back, MaxRunning 100 and a rate: what a claim under limits costs to lock, count
+// and record.
+func BenchmarkClaimCompleteLimited(b *testing.B) {
+	benchClaimComplete(b, store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 100,
+		Rate: 1 << 30, Period: time.Hour})
+}
+
+func benchClaimComplete(b *testing.B, limits ...store.Limit) {
 	const batch = 100
 	s := open(b)
+	for _, l := range limits {
+		if err := s.SetLimit(b.Context(), l); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ps := benchJobs(10_000)
 	for left := b.N + batch; left > 0; left -= len(ps) {
 		if _, err := s.Insert(b.Context(), ps[:min(len(ps), left)]); err != nil {

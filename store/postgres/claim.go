@@ -22,6 +22,15 @@ const expireBatch = 1000
 // marked expired by the same statement (through their own small index) instead of being
 // claimed; as the two sets are disjoint, the two updates never touch the same row. The paused
 // check is an uncorrelated subquery, evaluated once.
+//
+// So is the limits check, a probe of the limits table's primary key: a claim that a limit
+// applies to claims nothing here, and Claim hands it to claimLimited. The check is all that
+// claims no limit applies to pay for limits while they find jobs. Only a claim that comes back
+// empty asks, in a second statement (limitsApplySQL), whether a limit was the reason: no job
+// waits for an empty claim. The answer is not carried back by this statement, nor sent in the
+// same round trip, because either made every claim dearer: PostgreSQL plans this statement
+// afresh each time (it estimates custom plans cheaper than a generic one), and a result row for
+// the answer doubled the planning the check adds, while a pipelined probe ran on every claim.
 var claimSQL = `
 WITH expired AS (
 	UPDATE {schema}.jobs SET state = 'expired', finalized_at = {now}
@@ -40,6 +49,7 @@ picked AS (
 		AND (expires_at IS NULL OR expires_at > {now})
 		AND kind = ANY ($3::text[])
 		AND NOT EXISTS (SELECT 1 FROM {schema}.queues WHERE name = $2 AND paused)
+		AND NOT EXISTS (SELECT 1 FROM {schema}.limits ` + limitsOn("$2", "$3") + `)
 	ORDER BY priority DESC, run_at, id
 	LIMIT $4
 	FOR UPDATE SKIP LOCKED
@@ -49,6 +59,14 @@ UPDATE {schema}.jobs SET
 	lease_until = {now} + $6 * interval '1 microsecond', attempted_at = {now}
 WHERE id IN (SELECT id FROM picked)
 RETURNING ` + jobColumns
+
+// limitsOn is the WHERE clause that finds the limits on a queue and on kinds, given the
+// placeholders of the queue and of the kinds.
+func limitsOn(queue, kinds string) string {
+	return `WHERE (scope = 'queue' AND name = ` + queue + `) OR (scope = 'kind' AND name = ANY (` + kinds + `::text[]))`
+}
+
+var limitsApplySQL = `SELECT EXISTS (SELECT 1 FROM {schema}.limits ` + limitsOn("$1", "$2") + `)`
 
 // Claim takes up to p.Max claimable jobs of p.Queue whose kind is in p.Kinds, in claim order.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow, error) {
@@ -60,6 +78,13 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		return nil, fmt.Errorf("postgres: claim: %w", err)
 	}
 	jobs, err := scanJobs(rs)
+	if err == nil && len(jobs) == 0 {
+		var limited bool
+		err = s.pool.QueryRow(ctx, s.sql(limitsApplySQL), p.Queue, p.Kinds).Scan(&limited)
+		if err == nil && limited {
+			jobs, err = s.claimLimited(ctx, p)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim: %w", err)
 	}
@@ -70,10 +95,18 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	return jobs, nil
 }
 
+// heartbeatSQL skips rows another transaction has locked: those are being completed (or
+// rescued) right now, so their lease no longer matters. Locking them instead deadlocked with the
+// node's own batched completion, which locks the same rows in another order.
 const heartbeatSQL = `
-WITH extended AS (
-	UPDATE {schema}.jobs SET lease_until = {now} + $3 * interval '1 microsecond'
+WITH mine AS (
+	SELECT id FROM {schema}.jobs
 	WHERE state = 'running' AND owner = $2
+	FOR UPDATE SKIP LOCKED
+),
+extended AS (
+	UPDATE {schema}.jobs SET lease_until = {now} + $3 * interval '1 microsecond'
+	WHERE id IN (SELECT id FROM mine)
 	RETURNING id, cancel_requested
 )
 SELECT id FROM extended WHERE cancel_requested ORDER BY id`

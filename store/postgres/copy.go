@@ -13,7 +13,7 @@ import (
 // copyColumns are the columns a COPY fills; the others take their defaults.
 var copyColumns = []string{
 	"id", "kind", "queue", "args", "priority", "state", "max_attempts", "run_at", "expires_at",
-	"tags", "metadata", "created_at",
+	"tags", "metadata", "schedule", "created_at",
 }
 
 // copyPrepareSQL reserves $2 ids, reads the store's time, and NOTIFYs the queues $3, all in the
@@ -52,7 +52,7 @@ func (s *Store) copyInsert(ctx context.Context, q querier, copyFrom copyFunc, pa
 		}
 		return []any{
 			j.ID, j.Kind, j.Queue, []byte(j.Args), int32(j.Priority), string(j.State), int32(j.MaxAttempts),
-			j.RunAt, ts(j.ExpiresAt), tags, []byte(j.Metadata), j.CreatedAt,
+			j.RunAt, ts(j.ExpiresAt), tags, []byte(j.Metadata), textParam(j.Schedule), j.CreatedAt,
 		}, nil
 	})
 	n, err := copyFrom(ctx, pgx.Identifier{s.cfg.schema, "jobs"}, copyColumns, src)

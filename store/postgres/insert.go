@@ -148,8 +148,8 @@ func newJob(p store.InsertParams, id int64, now time.Time) *store.JobRow {
 	j := &store.JobRow{
 		ID: id, Kind: p.Kind, Queue: p.Queue, Args: jsonParam(p.Args), Priority: p.Priority,
 		State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: now,
-		ExpiresAt: deref(ts(p.ExpiresAt)), UniqueKey: p.UniqueKey, Metadata: jsonParam(p.Metadata),
-		CreatedAt: now,
+		ExpiresAt: deref(ts(p.ExpiresAt)), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
+		Metadata: jsonParam(p.Metadata), CreatedAt: now,
 	}
 	if len(p.Tags) > 0 {
 		j.Tags = slices.Clone(p.Tags)
@@ -170,20 +170,20 @@ const insertSQL = `
 WITH params AS MATERIALIZED (
 	SELECT nextval({jobs_id_seq}) AS id, p.*
 	FROM unnest($2::text[], $3::text[], $4::json[], $5::integer[], $6::integer[],
-		$7::timestamptz[], $8::timestamptz[], $9::json[], $10::json[], $11::text[], $12::json[])
+		$7::timestamptz[], $8::timestamptz[], $9::json[], $10::json[], $11::text[], $12::json[], $14::text[])
 		WITH ORDINALITY AS p(kind, queue, args, priority, max_attempts, run_at, expires_at, tags,
-			metadata, unique_key, unique_states, ord)
+			metadata, unique_key, unique_states, schedule, ord)
 ),
 inserted AS (
 	INSERT INTO {schema}.jobs (id, kind, queue, args, priority, state, max_attempts, run_at,
-		expires_at, tags, metadata, unique_key, unique_states, created_at)
+		expires_at, tags, metadata, unique_key, unique_states, schedule, created_at)
 	SELECT id, kind, queue, args, priority,
 		CASE WHEN run_at IS NULL OR run_at <= {now} THEN 'available' ELSE 'scheduled' END,
 		max_attempts, coalesce(run_at, {now}), expires_at,
 		CASE WHEN tags IS NULL THEN '{}' ELSE ARRAY(SELECT json_array_elements_text(tags)) END,
 		metadata, unique_key,
 		CASE WHEN unique_key IS NOT NULL THEN ARRAY(SELECT json_array_elements_text(unique_states)) END,
-		{now}
+		schedule, {now}
 	FROM params
 	ORDER BY ord
 	{on_conflict}
@@ -199,10 +199,10 @@ SELECT {now},
 const insertOneSQL = `
 WITH inserted AS (
 	INSERT INTO {schema}.jobs (kind, queue, args, priority, state, max_attempts, run_at, expires_at,
-		tags, metadata, unique_key, unique_states, created_at)
+		tags, metadata, unique_key, unique_states, schedule, created_at)
 	VALUES ($2, $3, $4, $5,
 		CASE WHEN $7::timestamptz IS NULL OR $7::timestamptz <= {now} THEN 'available' ELSE 'scheduled' END,
-		$6, coalesce($7::timestamptz, {now}), $8, coalesce($9::text[], '{}'), $10, $11, $12, {now})
+		$6, coalesce($7::timestamptz, {now}), $8, coalesce($9::text[], '{}'), $10, $11, $12, $14, {now})
 	{on_conflict}
 	RETURNING id, queue, state
 )
@@ -235,7 +235,7 @@ func (s *Store) insertOne(ctx context.Context, q querier, p store.InsertParams) 
 	notify := s.gate.take(s.dueQueues([]store.InsertParams{p}, []int{0}))
 	rs, err := q.query(ctx, s.insertSQL(insertOneSQL, uniqueKey != nil), s.now(), p.Kind, p.Queue, jsonParam(p.Args),
 		int32(p.Priority), int32(p.MaxAttempts), ts(p.RunAt), ts(p.ExpiresAt), tags,
-		jsonParam(p.Metadata), uniqueKey, uniqueStates, notify)
+		jsonParam(p.Metadata), uniqueKey, uniqueStates, notify, textParam(p.Schedule))
 	if err != nil {
 		return nil, now, err
 	}
@@ -296,6 +296,7 @@ func (s *Store) insertRows(ctx context.Context, q querier, params []store.Insert
 		priorities, attempts = make([]int32, n), make([]int32, n)
 		runAts, expiresAts   = make([]*time.Time, n), make([]*time.Time, n)
 		uniqueKeys           = make([]*string, n)
+		schedules            = make([]*string, n)
 	)
 	for k, i := range idx {
 		p := params[i]
@@ -303,6 +304,7 @@ func (s *Store) insertRows(ctx context.Context, q querier, params []store.Insert
 		args[k], metadata[k] = jsonParam(p.Args), jsonParam(p.Metadata)
 		priorities[k], attempts[k] = int32(p.Priority), int32(p.MaxAttempts)
 		runAts[k], expiresAts[k] = ts(p.RunAt), ts(p.ExpiresAt)
+		schedules[k] = textParam(p.Schedule)
 		if len(p.Tags) > 0 {
 			if tags[k], err = json.Marshal(p.Tags); err != nil {
 				return nil, now, err
@@ -318,7 +320,7 @@ func (s *Store) insertRows(ctx context.Context, q querier, params []store.Insert
 	notify := s.gate.take(s.dueQueues(params, idx))
 	rs, err := q.query(ctx, s.insertSQL(insertSQL, slices.ContainsFunc(uniqueKeys, func(k *string) bool { return k != nil })),
 		s.now(), kinds, queues, args, priorities, attempts,
-		runAts, expiresAts, tags, metadata, uniqueKeys, uniqueStates, notify)
+		runAts, expiresAts, tags, metadata, uniqueKeys, uniqueStates, notify, schedules)
 	if err != nil {
 		return nil, now, err
 	}

@@ -42,6 +42,17 @@
 // holder runs on but hands its key to the new job; a final holder (its UniqueStates name a
 // final state) is returned as a duplicate.
 //
+// # Limits
+//
+// A claim that a store.Limit applies to runs in a READ COMMITTED transaction: it locks the rows
+// of its limits (FOR UPDATE, in one order, so claims sharing limits cannot deadlock), then
+// counts their running jobs and recent starts in a statement that sees every claim committed
+// under them before, claims within what is left, and records its starts. Claims under one limit
+// take turns fleet-wide for those few statements; SKIP LOCKED alone would let two nodes both see
+// room for the last slot. Claims no limit applies to keep the one-statement claim and never
+// wait for a limit's lock: they pay a probe of the limits table, and an empty claim one more
+// small statement to tell "no jobs" from "held back".
+//
 // # Inserting in the caller's transaction
 //
 // Store implements store.TxInserter. InsertTx accepts a pgx.Tx (from a pgx.Conn or a

@@ -11,7 +11,7 @@ import (
 // jobColumns are the columns scanJob reads, in its order.
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
-	finalized_at, owner, lease_until, fence, cancel_requested`
+	finalized_at, owner, lease_until, fence, cancel_requested, schedule`
 
 // scanner is a row of pgx or of database/sql.
 type scanner interface {
@@ -27,12 +27,12 @@ func scanJob(r scanner) (*store.JobRow, error) {
 		errs                       []byte
 		expiresAt, attemptedAt     *time.Time
 		finalizedAt, leaseUntil    *time.Time
-		uniqueKey, owner           *string
+		uniqueKey, owner, schedule *string
 		priority, attempt, maxAtts int32
 	)
 	err := r.Scan(&j.ID, &j.Kind, &j.Queue, &args, &priority, &state, &attempt, &maxAtts,
 		&j.RunAt, &expiresAt, &uniqueKey, &j.Tags, &metadata, &errs, &result, &j.CreatedAt,
-		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested)
+		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested, &schedule)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func scanJob(r scanner) (*store.JobRow, error) {
 	j.Args, j.Metadata, j.Result = args, metadata, result
 	j.ExpiresAt, j.AttemptedAt = deref(expiresAt), deref(attemptedAt)
 	j.FinalizedAt, j.LeaseUntil = deref(finalizedAt), deref(leaseUntil)
-	j.UniqueKey, j.Owner = deref(uniqueKey), deref(owner)
+	j.UniqueKey, j.Owner, j.Schedule = deref(uniqueKey), deref(owner), deref(schedule)
 	if len(j.Tags) == 0 {
 		j.Tags = nil
 	}
@@ -91,6 +91,14 @@ func ts(t time.Time) *time.Time {
 	}
 	t = t.Truncate(time.Microsecond)
 	return &t
+}
+
+// textParam is a text parameter: empty is NULL.
+func textParam(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // jsonParam is a JSON parameter: empty is NULL.

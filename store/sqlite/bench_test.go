@@ -83,8 +83,23 @@ func BenchmarkInsertOneConcurrent10(b *testing.B) {
 
 // BenchmarkClaimComplete drains b.N waiting jobs the way a node does: claim up to 100, record
 // their outcomes in one call, repeat.
-func BenchmarkClaimComplete(b *testing.B) {
+func BenchmarkClaimComplete(b *testing.B) { benchClaimComplete(b) }
+
+// BenchmarkClaimCompleteLimited is BenchmarkClaimComplete on a queue with a limit that never
+// holds a claim back, MaxRunning 100 and a rate: what a claim under limits costs to count and
+// record.
+func BenchmarkClaimCompleteLimited(b *testing.B) {
+	benchClaimComplete(b, store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 100,
+		Rate: 1 << 30, Period: time.Hour})
+}
+
+func benchClaimComplete(b *testing.B, limits ...store.Limit) {
 	s := benchStore(b)
+	for _, l := range limits {
+		if err := s.SetLimit(b.Context(), l); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ps := make([]store.InsertParams, b.N)
 	for i := range ps {
 		ps[i] = benchJob(i)

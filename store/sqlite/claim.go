@@ -4,15 +4,18 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/limitplan"
 )
 
 // Claim takes up to p.Max due jobs of p.Queue in claim order. It runs in the writer, so two
 // claims of this process never overlap, and other processes wait on the write lock: no job is
-// claimed twice.
+// claimed twice, and the running jobs and starts a limit counts cannot change between the count
+// and the claim.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow, error) {
 	if p.Max <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
@@ -62,9 +65,17 @@ const expireSQL = `UPDATE jobs SET state = 'expired', finalized_at = :now
 	WHERE id IN (` + candidatesSQL + `) AND expires_at <= :now
 	RETURNING id`
 
-// claim promotes the queue's due jobs, then claims the available ones.
+// gatesSQL reads whether the queue is paused and whether a limit may apply to the claim: one on
+// the queue, or one on any kind. Which kinds is asked only then, by limitUsage: matching the
+// claim's kinds (json_each) costs several times these probes, and every claim would pay it.
+const gatesSQL = `SELECT EXISTS (SELECT 1 FROM paused_queues WHERE name = :queue),
+	EXISTS (SELECT 1 FROM limits WHERE scope = 'queue' AND name = :queue)
+		OR EXISTS (SELECT 1 FROM limits WHERE scope = 'kind')`
+
+// claim promotes the queue's due jobs, then claims the available ones, within the limits that
+// apply to the claim when there are any.
 func claim(t *wtx, p store.ClaimParams, kinds string) ([]*store.JobRow, error) {
-	paused, err := exists(t, `SELECT 1 FROM paused_queues WHERE name = ?`, p.Queue)
+	paused, mayLimit, err := gates(t, p.Queue)
 	if err != nil || paused {
 		return nil, err
 	}
@@ -82,7 +93,18 @@ func claim(t *wtx, p store.ClaimParams, kinds string) ([]*store.JobRow, error) {
 		}
 		c.move(p.Queue, state, store.StateAvailable, n)
 	}
-	out, err := claimAvailable(t, p, kinds, now, c)
+	var usage []limitplan.Usage
+	if mayLimit {
+		if usage, err = limitUsage(t, p, kinds, now); err != nil {
+			return nil, err
+		}
+	}
+	var out []*store.JobRow
+	if len(usage) == 0 {
+		out, err = claimAvailable(t, p, kinds, now, c)
+	} else {
+		out, err = claimLimited(t, p, kinds, now, usage, c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +142,18 @@ func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c coun
 		c.move(p.Queue, store.StateAvailable, store.StateExpired, int64(expired))
 	}
 	return out, nil
+}
+
+func gates(t *wtx, queue string) (paused, mayLimit bool, err error) {
+	rows, err := t.query(gatesSQL, sql.Named("queue", queue))
+	if err != nil {
+		return false, false, err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		err = rows.Scan(&paused, &mayLimit)
+	}
+	return paused, mayLimit, errors.Join(err, rows.Err())
 }
 
 func claimOrder(a, b *store.JobRow) int {

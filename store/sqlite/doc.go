@@ -51,6 +51,16 @@
 // lock with SQLite's busy handler, which under a sustained stream of the store's own commits may
 // find no gap before the busy timeout: retry then.
 //
+// # Limits
+//
+// Claims enforce store.Limit in the writer's transaction, which holds the file's write lock for
+// every process: the running jobs and starts a limit counts cannot change between the count and
+// the claim. The claim's first statement, the paused check, also asks whether a limit is set on
+// the queue or on any kind; only then does the claim read its limits and their counts (running
+// jobs of a queue from queue_counts, of a kind from jobs_running) and claim in capped rounds, so
+// a store without limits claims as it did before they existed. Starts under rate limits go to
+// limit_starts, one row per claim and limit, deleted as they leave the window.
+//
 // # Leases and nodes
 //
 // The store also implements store.Leaser (the leader, singleton workers) and store.NodeRegistry.

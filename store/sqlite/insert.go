@@ -11,20 +11,20 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// insertChunk is how many rows one INSERT statement carries: at 12 parameters a row it stays far
+// insertChunk is how many rows one INSERT statement carries: at 13 parameters a row it stays far
 // below SQLite's 32766-parameter limit, and past ~100 rows a bigger statement saves nothing.
 const insertChunk = 100
 
 // insertSQL[n] inserts n rows with every column. bareSQL[n] leaves out the columns most jobs
-// leave empty (expiry, unique key, tags, metadata): binding a parameter is a good part of the
-// cost of a row. Parameters are plain "?": the driver looks numbered ones up by name, one search
-// per parameter.
+// leave empty (expiry, unique key, tags, metadata, schedule): binding a parameter is a good part
+// of the cost of a row. Parameters are plain "?": the driver looks numbered ones up by name, one
+// search per parameter.
 var insertSQL, bareSQL = insertStatements(`kind, queue, args, priority, state, max_attempts, run_at,
-	expires_at, unique_key, tags, metadata, created_at`), insertStatements(`kind, queue, args,
+	expires_at, unique_key, tags, metadata, schedule, created_at`), insertStatements(`kind, queue, args,
 	priority, state, max_attempts, run_at, created_at`)
 
 const (
-	insertColumns = 12
+	insertColumns = 13
 	bareColumns   = 8
 )
 
@@ -149,7 +149,7 @@ func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int,
 	bare := true
 	for _, i := range idx {
 		p := &params[i]
-		if !p.ExpiresAt.IsZero() || p.UniqueKey != "" || len(p.Tags) > 0 || len(p.Metadata) > 0 {
+		if !p.ExpiresAt.IsZero() || p.UniqueKey != "" || len(p.Tags) > 0 || len(p.Metadata) > 0 || p.Schedule != "" {
 			bare = false
 			break
 		}
@@ -172,7 +172,8 @@ func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int,
 			if len(p.Tags) > 0 {
 				tags = jsonText(p.Tags)
 			}
-			args = append(args, nullMicros(j.ExpiresAt), nullText(p.UniqueKey), tags, nullText(p.Metadata))
+			args = append(args, nullMicros(j.ExpiresAt), nullText(p.UniqueKey), tags, nullText(p.Metadata),
+				nullText(p.Schedule))
 		}
 		args = append(args, created)
 	}
@@ -197,7 +198,7 @@ func newRow(p *store.InsertParams, now time.Time) *store.JobRow {
 	j := &store.JobRow{
 		Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
 		State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: now,
-		ExpiresAt: truncate(p.ExpiresAt), UniqueKey: p.UniqueKey, Tags: p.Tags,
+		ExpiresAt: truncate(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule, Tags: p.Tags,
 		Metadata: p.Metadata, CreatedAt: now,
 	}
 	if !p.RunAt.IsZero() {

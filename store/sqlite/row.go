@@ -12,7 +12,7 @@ import (
 // jobColumns is the column list every query that returns jobs selects, in scanJob's order.
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
-	finalized_at, owner, lease_until, fence, cancel_requested`
+	finalized_at, owner, lease_until, fence, cancel_requested, schedule`
 
 // scanJobs reads every row and closes rows.
 func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
@@ -32,8 +32,8 @@ func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 // database/sql converts an integer column into an int field by formatting and parsing it, and
 // claims read a hundred rows at a time.
 func scanJob(rows *sql.Rows) (*store.JobRow, error) {
-	var v [22]any
-	var dest [22]any
+	var v [23]any
+	var dest [23]any
 	for i := range v {
 		dest[i] = &v[i]
 	}
@@ -47,7 +47,7 @@ func scanJob(rows *sql.Rows) (*store.JobRow, error) {
 		UniqueKey: asString(v[10]), Metadata: asJSON(v[12]), Result: asJSON(v[14]),
 		CreatedAt: asTime(v[15]), AttemptedAt: asTime(v[16]), FinalizedAt: asTime(v[17]),
 		Owner: asString(v[18]), LeaseUntil: asTime(v[19]), Fence: asInt(v[20]),
-		CancelRequested: asInt(v[21]) != 0,
+		CancelRequested: asInt(v[21]) != 0, Schedule: asString(v[22]),
 	}
 	if tags := asString(v[11]); tags != "" {
 		if err := json.Unmarshal([]byte(tags), &j.Tags); err != nil {

@@ -59,7 +59,7 @@ func sameJob(t *testing.T, got, want *store.JobRow) {
 	t.Helper()
 	if got.ID != want.ID || got.Kind != want.Kind || got.Queue != want.Queue ||
 		got.Priority != want.Priority || got.State != want.State || got.Attempt != want.Attempt ||
-		got.MaxAttempts != want.MaxAttempts || got.UniqueKey != want.UniqueKey ||
+		got.MaxAttempts != want.MaxAttempts || got.UniqueKey != want.UniqueKey || got.Schedule != want.Schedule ||
 		got.Owner != want.Owner || got.Fence != want.Fence || got.CancelRequested != want.CancelRequested {
 		t.Errorf("job differs:\n got %+v\nwant %+v", got, want)
 	}

@@ -20,7 +20,8 @@
 // The suite tests only what the contract in package store promises, the optional interfaces
 // (Notifier, Leaser, NodeRegistry) included where the store implements them. What is particular
 // to one store (the stability of Identity across reopening, TxInserter, several processes on one
-// store) belongs to that store's own tests.
+// store) belongs to that store's own tests; LimitRace serves those that race claimers through
+// several handles on one store.
 package storetest
 
 import (
@@ -50,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Notify", notifyTests},
 		{"Meta", metaTests},
 		{"Leaser", leaserTests},
+		{"Limit", limitTests},
+		{"Schedule", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
