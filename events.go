@@ -85,6 +85,11 @@ var eventByState = map[store.State]EventType{
 
 // recorded is called once the store settled an outcome.
 func (n *Node) recorded(e *execution, o store.Outcome, applied bool) {
+	if n.starved.Load() && n.completer.Pending() <= n.backlogMax() && n.starved.CompareAndSwap(true, false) {
+		for _, q := range n.queues {
+			q.signal()
+		}
+	}
 	if e.queue.limited.Load() {
 		e.queue.signal()
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -102,7 +103,8 @@ type Node struct {
 	logger     *slog.Logger
 	queues     []*queue
 	kinds      []string
-	capacity   int // the sum of the queues' MaxWorkers
+	capacity   int         // the sum of the queues' MaxWorkers
+	starved    atomic.Bool // claims stopped because outcomes backed up
 	completer  *completer.Completer
 	events     eventHub
 	elector    *leader.Elector

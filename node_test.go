@@ -87,7 +87,7 @@ func TestSnoozeKeepsTheAttempt(t *testing.T) {
 	}
 	b.clock.Advance(time.Minute)
 	b.event(t, EventJobCompleted)
-	if first, second := <-runs, <-runs; first != 1 || second != 1 {
+	if first, second := recv(t, runs), recv(t, runs); first != 1 || second != 1 {
 		t.Fatalf("attempts seen by the handler: %d then %d, want 1 and 1", first, second)
 	}
 }
@@ -117,7 +117,7 @@ func TestTimeoutCancelsTheContextAndRetries(t *testing.T) {
 		return ctx.Err()
 	}, nil)
 	job := b.insert(t, testArgs{}, nil)
-	<-started
+	recv(t, started)
 	b.timers(t, baseTimers(b.node)+1) // the job's timeout
 	b.clock.Advance(7 * time.Second)
 	b.event(t, EventJobFailed)
@@ -139,7 +139,7 @@ func TestHungHandlerIsAbandonedAndItsSlotFreed(t *testing.T) {
 		return nil
 	}, func(c *Config) { c.Queues = map[string]QueueConfig{QueueDefault: {MaxWorkers: 1}} })
 	hung := b.insert(t, testArgs{N: 1}, nil)
-	<-started
+	recv(t, started)
 	next := b.insert(t, testArgs{N: 2}, nil)
 	b.clock.Advance(7 * time.Second)  // timeout: ctx cancelled, handler ignores it
 	b.timers(t, baseTimers(b.node)+1) // the grace timer
@@ -148,7 +148,7 @@ func TestHungHandlerIsAbandonedAndItsSlotFreed(t *testing.T) {
 	if row := b.get(t, hung.ID); row.State != StateRetryable || !strings.Contains(row.Errors[0].Error, "did not return") {
 		t.Fatalf("hung job: state %s errors %+v", row.State, row.Errors)
 	}
-	if n := <-started; n != 2 {
+	if n := recv(t, started); n != 2 {
 		t.Fatalf("next job started = %d, want 2", n)
 	}
 	b.event(t, EventJobCompleted)
@@ -165,7 +165,7 @@ func TestCancelRunningJobCancelsItsContext(t *testing.T) {
 		return ctx.Err()
 	}, nil)
 	job := b.insert(t, testArgs{}, nil)
-	<-started
+	recv(t, started)
 	if _, err := b.client.Cancel(context.Background(), job.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestCancelFromAnotherClientArrivesWithHeartbeat(t *testing.T) {
 		return ctx.Err()
 	}, nil)
 	job := b.insert(t, testArgs{}, nil)
-	<-started
+	recv(t, started)
 	other := NewClient(b.store, &ClientConfig{Clock: b.clock})
 	if row, err := other.Cancel(context.Background(), job.ID); err != nil || row.State != StateRunning || !row.CancelRequested {
 		t.Fatalf("cancel from another client: %+v, %v", row, err)
@@ -264,7 +264,7 @@ func TestStopDrainsRunningJobs(t *testing.T) {
 		return nil
 	}, nil)
 	job := b.insert(t, testArgs{}, nil)
-	<-started
+	recv(t, started)
 	stopped := make(chan error, 1)
 	go func() { stopped <- b.node.Stop(context.Background()) }()
 	close(release)
@@ -284,7 +284,7 @@ func TestStopHandsInterruptedJobsBackFirstInLine(t *testing.T) {
 		return ctx.Err()
 	}, nil)
 	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 1})
-	<-started
+	recv(t, started)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no time to drain
 	if err := b.node.Stop(ctx); !errors.Is(err, context.Canceled) {
@@ -321,7 +321,7 @@ func TestPerJobTimeoutOverridesTheKinds(t *testing.T) {
 		c.JobLease = 2 * time.Hour // the hour is jumped in one step, with no heartbeat between
 	})
 	job := b.insert(t, slowArgs{Limit: time.Hour}, nil)
-	if deadline := <-w.deadline; !deadline.Equal(epoch.Add(time.Hour)) {
+	if deadline := recv(t, w.deadline); !deadline.Equal(epoch.Add(time.Hour)) {
 		t.Fatalf("context deadline %v, want the job's own hour (%v)", deadline, epoch.Add(time.Hour))
 	}
 	b.clock.Advance(time.Hour)

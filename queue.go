@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/rotahq/rota/internal/completer"
 	"github.com/rotahq/rota/store"
 )
 
@@ -102,10 +103,20 @@ func (q *queue) claim() {
 	}
 }
 
+// backlogMax is more outcomes than a healthy completer ever holds: one full batch in flight and
+// one outcome for every slot.
+func (n *Node) backlogMax() int { return n.capacity + completer.BatchMax }
+
 // outcomesBackedUp reports whether outcomes wait to be written in numbers a healthy completer never
 // reaches. A slot is freed when its job's outcome is queued, not when it is written, so while the
 // store refuses outcomes a node would otherwise claim job after job it cannot finish; it claims
 // nothing until they are written.
+// When it says so it marks the node starved, and the completer wakes the queues once the
+// outcomes are written (see recorded): the slots were freed long before, so nothing else would.
 func (n *Node) outcomesBackedUp() bool {
-	return n.completer.Pending() >= n.capacity
+	if n.completer.Pending() <= n.backlogMax() {
+		return false
+	}
+	n.starved.Store(true)
+	return true
 }

@@ -131,3 +131,16 @@ func baseTimers(n *Node) int {
 }
 
 var _ store.Store = (*sqlite.Store)(nil)
+
+// recv receives from ch, failing the test after a generous bound instead of hanging the suite.
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing received within 10s")
+		var zero T
+		return zero
+	}
+}

@@ -118,6 +118,12 @@ var (
 	_ store.TxInserter = (*Store)(nil)
 )
 
+// PoolMaxConnsDefault sizes the pool Open makes unless the URL sets pool_max_conns. pgxpool's own
+// default, max(4, cores), made concurrent producers queue for a connection: ten goroutines
+// inserting one job each ran 3,500–3,800 jobs/s on 4 connections and 4,100–5,000 on 16, on the
+// 2-core development machine.
+const PoolMaxConnsDefault = 16
+
 // Open connects to the database at url (a PostgreSQL URL or key=value string, as pgx parses it)
 // with a pool of its own, which Close closes. It checks that the schema is not newer than this
 // build (store.ErrSchemaTooNew) and, WithAutoMigrate, migrates it.
@@ -125,6 +131,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	poolCfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		poolCfg.MaxConns = max(poolCfg.MaxConns, PoolMaxConnsDefault)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota"
+)
+
+func TestCronAddListShowPauseRemove(t *testing.T) {
+	e := newEnv(t)
+	out := e.run("cron", "add", "nightly", "30 2 * * *", "exec", "--zone", "Europe/Berlin", "--", "echo", "backup").ok(t).stdout
+	if !strings.Contains(out, "schedule nightly added: 30 2 * * * (Europe/Berlin), next at") {
+		t.Fatalf("add: %q", out)
+	}
+	e.run("cron", "add", "ping", "@every 5m", "http", "--args", `{"url":"http://127.0.0.1:1/health"}`, "--missed", "skip").ok(t)
+
+	list := e.run("cron", "list")
+	list.ok(t)
+	for _, want := range []string{"NAME", "nightly  30 2 * * *", "Europe/Berlin", "ping     @every 5m", "skip"} {
+		if !strings.Contains(list.stdout, want) {
+			t.Errorf("list does not show %q:\n%s", want, list.stdout)
+		}
+	}
+	if !strings.Contains(list.stderr, "no running node serves") {
+		t.Errorf("list does not warn that no node serves the schedules' queue:\n%s", list.stderr)
+	}
+	var rows []rota.ScheduleRow
+	e.run("-o", "json", "cron", "list").ok(t).decode(t, &rows)
+	if len(rows) != 2 || len(rows[0].Next) != 3 || !rows[0].Next[0].Before(rows[0].Next[1]) {
+		t.Fatalf("json list: %+v", rows)
+	}
+
+	e.run("cron", "pause", "nightly").ok(t)
+	if show := e.run("cron", "show", "nightly").ok(t).stdout; !strings.Contains(show, "Paused:        true") || !strings.Contains(show, `"program": "echo"`) {
+		t.Fatalf("show after pause:\n%s", show)
+	}
+	e.run("cron", "resume", "nightly").ok(t)
+	if out := e.run("cron", "add", "nightly", "0 3 * * *", "exec", "--", "echo", "later").ok(t).stdout; !strings.Contains(out, "replaced") {
+		t.Fatalf("re-add: %q", out)
+	}
+	e.run("cron", "remove", "nightly").ok(t)
+	e.run("cron", "show", "nightly").fails(t, `no schedule named "nightly"`)
+	e.run("cron", "remove", "nightly").fails(t, `no schedule named "nightly"`)
+}
+
+func TestCronRejectsBadSchedules(t *testing.T) {
+	e := newEnv(t)
+	e.run("cron", "add", "bad", "61 * * * *", "exec", "--", "true").fails(t, "minute field")
+	e.run("cron", "add", "bad", "* * * * *", "exec", "--zone", "Mars/Olympus", "--", "true").fails(t, "Mars/Olympus")
+	e.run("cron", "add", "bad", "@every -5s", "exec", "--", "true").fails(t, "@every")
+	e.run("cron", "add", "bad", "* * * * *", "exec", "--missed", "sometimes", "--", "true").fails(t, `missed policy "sometimes"`)
+	e.run("cron", "add", "bad name", "* * * * *", "exec", "--", "true").fails(t, "schedule name")
+	if out := e.run("cron", "list").ok(t).stdout; out != "no schedules\n" {
+		t.Fatalf("rejected schedules were stored:\n%s", out)
+	}
+}
