@@ -66,7 +66,7 @@ func (n *Node) register(ctx context.Context, reg store.NodeRegistry) {
 	for i, q := range n.queues {
 		queues[i] = q.name
 	}
-	info := store.NodeInfo{ID: n.cfg.ID, Host: host, PID: os.Getpid(), Version: n.cfg.Version, Queues: queues, StartedAt: n.startedAt}
+	info := store.NodeInfo{ID: n.cfg.ID, Host: host, PID: os.Getpid(), Version: n.cfg.Version, Queues: queues, Kinds: n.kinds, StartedAt: n.startedAt}
 	tick := n.clock.NewTicker(n.cfg.RegisterInterval)
 	defer tick.Stop()
 	for {

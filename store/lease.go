@@ -32,11 +32,13 @@ type Leaser interface {
 
 // NodeInfo is a node as it registers itself, so operators can see the fleet.
 type NodeInfo struct {
-	ID        string    `json:"id"`
-	Host      string    `json:"host"`
-	PID       int       `json:"pid"`
-	Version   string    `json:"version"`
-	Queues    []string  `json:"queues"`
+	ID      string   `json:"id"`
+	Host    string   `json:"host"`
+	PID     int      `json:"pid"`
+	Version string   `json:"version"`
+	Queues  []string `json:"queues"`
+	// Kinds are the job kinds the node has workers for.
+	Kinds     []string  `json:"kinds"`
 	StartedAt time.Time `json:"started_at"`
 	// LastSeen is set by the store, from its clock, on every RegisterNode.
 	LastSeen time.Time `json:"last_seen"`

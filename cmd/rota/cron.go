@@ -152,9 +152,8 @@ func (a *app) cronListCmd() *cobra.Command {
 	}
 }
 
-// warnUnserved points out schedules whose queue no registered node serves: their jobs would pile
-// up unrun. Kinds are not registered by nodes, so a node serving the queue without the kind is
-// not caught here.
+// warnUnserved points out schedules whose jobs no registered node would run: no node serves their
+// queue with a worker for their kind, so the jobs would pile up unrun.
 func (a *app) warnUnserved(cmd *cobra.Command, client *rota.Client, rows []*rota.ScheduleRow) {
 	reg, ok := client.Store().(store.NodeRegistry)
 	if !ok {
@@ -167,10 +166,11 @@ func (a *app) warnUnserved(cmd *cobra.Command, client *rota.Client, rows []*rota
 	for _, r := range rows {
 		served := false
 		for _, n := range nodes {
-			served = served || slices.Contains(n.Queues, r.Queue)
+			served = served || (slices.Contains(n.Queues, r.Queue) && slices.Contains(n.Kinds, r.Kind))
 		}
 		if !served {
-			fmt.Fprintf(a.stderr, "rota: warning: schedule %s enqueues into queue %q, which no running node serves\n", r.Name, r.Queue)
+			fmt.Fprintf(a.stderr, "rota: warning: schedule %s enqueues %s jobs into queue %q, and no running node runs %s jobs from that queue\n",
+				r.Name, r.Kind, r.Queue, r.Kind)
 		}
 	}
 }

@@ -22,9 +22,20 @@ func TestCronAddListShowPauseRemove(t *testing.T) {
 			t.Errorf("list does not show %q:\n%s", want, list.stdout)
 		}
 	}
-	if !strings.Contains(list.stderr, "no running node serves") {
+	if !strings.Contains(list.stderr, "no running node runs exec jobs") {
 		t.Errorf("list does not warn that no node serves the schedules' queue:\n%s", list.stderr)
 	}
+	// Once a node that runs exec and http registers, only the schedule of a kind it lacks is flagged.
+	e.run("cron", "add", "monthly-report", "@monthly", "report", "--args", `{}`).ok(t)
+	startServe(t, e, "--node-id", "cron-node")
+	waitFor(t, func() bool {
+		r := e.run("cron", "list")
+		return r.code == 0 && !strings.Contains(r.stderr, "schedule nightly") && !strings.Contains(r.stderr, "schedule ping")
+	})
+	if r := e.run("cron", "list"); !strings.Contains(r.stderr, "schedule monthly-report enqueues report jobs") {
+		t.Fatalf("no warning for the kind no node runs:\n%s", r.stderr)
+	}
+	e.run("cron", "remove", "monthly-report").ok(t)
 	var rows []rota.ScheduleRow
 	e.run("-o", "json", "cron", "list").ok(t).decode(t, &rows)
 	if len(rows) != 2 || len(rows[0].Next) != 3 || !rows[0].Next[0].Before(rows[0].Next[1]) {

@@ -86,17 +86,20 @@ func (s *Store) GetLease(ctx context.Context, name string) (store.Lease, error) 
 
 // RegisterNode inserts or refreshes a node, stamping LastSeen with the store's time.
 func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
-	queues := n.Queues
+	queues, kinds := n.Queues, n.Kinds
 	if queues == nil {
 		queues = []string{}
 	}
+	if kinds == nil {
+		kinds = []string{}
+	}
 	_, err := s.pool.Exec(ctx, s.sql(`
-		INSERT INTO {schema}.nodes (id, host, pid, version, queues, started_at, last_seen)
-		VALUES ($2, $3, $4, $5, $6, $7, {now})
+		INSERT INTO {schema}.nodes (id, host, pid, version, queues, kinds, started_at, last_seen)
+		VALUES ($2, $3, $4, $5, $6, $8, $7, {now})
 		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
-			version = excluded.version, queues = excluded.queues, started_at = excluded.started_at,
-			last_seen = excluded.last_seen`),
-		s.now(), n.ID, n.Host, n.PID, n.Version, queues, n.StartedAt)
+			version = excluded.version, queues = excluded.queues, kinds = excluded.kinds,
+			started_at = excluded.started_at, last_seen = excluded.last_seen`),
+		s.now(), n.ID, n.Host, n.PID, n.Version, queues, n.StartedAt, kinds)
 	if err != nil {
 		return fmt.Errorf("postgres: register node %q: %w", n.ID, err)
 	}
@@ -105,16 +108,19 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, started_at, last_seen
+	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen
 		FROM {schema}.nodes ORDER BY last_seen DESC, id`))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list nodes: %w", err)
 	}
 	nodes, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (store.NodeInfo, error) {
 		var n store.NodeInfo
-		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.StartedAt, &n.LastSeen)
+		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.Kinds, &n.StartedAt, &n.LastSeen)
 		if len(n.Queues) == 0 {
 			n.Queues = nil
+		}
+		if len(n.Kinds) == 0 {
+			n.Kinds = nil
 		}
 		return n, err
 	})

@@ -13,17 +13,20 @@ var _ store.NodeRegistry = (*Store)(nil)
 
 // RegisterNode inserts or refreshes a node, stamping LastSeen with the store's clock.
 func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
-	queues := n.Queues
+	queues, kinds := n.Queues, n.Kinds
 	if queues == nil {
 		queues = []string{}
 	}
+	if kinds == nil {
+		kinds = []string{}
+	}
 	err := s.write(ctx, func(t *wtx) error {
-		_, err := t.exec(`INSERT INTO nodes (id, host, pid, version, queues, started_at, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
+		_, err := t.exec(`INSERT INTO nodes (id, host, pid, version, queues, kinds, started_at, last_seen)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
-				version = excluded.version, queues = excluded.queues,
+				version = excluded.version, queues = excluded.queues, kinds = excluded.kinds,
 				started_at = excluded.started_at, last_seen = excluded.last_seen`,
-			n.ID, n.Host, n.PID, n.Version, jsonText(queues), micros(n.StartedAt), micros(t.now))
+			n.ID, n.Host, n.PID, n.Version, jsonText(queues), jsonText(kinds), micros(n.StartedAt), micros(t.now))
 		return err
 	})
 	if err != nil {
@@ -34,7 +37,7 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, started_at, last_seen
+	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, kinds, started_at, last_seen
 		FROM nodes ORDER BY last_seen DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
@@ -43,16 +46,22 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 	var out []store.NodeInfo
 	for rows.Next() {
 		var n store.NodeInfo
-		var queues string
+		var queues, kinds string
 		var started, seen int64
-		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &started, &seen); err != nil {
+		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &kinds, &started, &seen); err != nil {
 			return nil, fmt.Errorf("sqlite: list nodes: %w", err)
 		}
 		if err := json.Unmarshal([]byte(queues), &n.Queues); err != nil {
 			return nil, fmt.Errorf("sqlite: list nodes: node %q: queues: %w", n.ID, err)
 		}
+		if err := json.Unmarshal([]byte(kinds), &n.Kinds); err != nil {
+			return nil, fmt.Errorf("sqlite: list nodes: node %q: kinds: %w", n.ID, err)
+		}
 		if len(n.Queues) == 0 {
 			n.Queues = nil
+		}
+		if len(n.Kinds) == 0 {
+			n.Kinds = nil
 		}
 		n.StartedAt, n.LastSeen = fromMicros(started), fromMicros(seen)
 		out = append(out, n)

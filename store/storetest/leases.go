@@ -109,7 +109,7 @@ func testNodes(t *testing.T, e *env) {
 	}
 	register := func(id string, queues ...string) {
 		t.Helper()
-		n := store.NodeInfo{ID: id, Host: "h-" + id, PID: 42, Version: "v1", Queues: queues, StartedAt: epoch}
+		n := store.NodeInfo{ID: id, Host: "h-" + id, PID: 42, Version: "v1", Queues: queues, Kinds: []string{"email", "report"}, StartedAt: epoch}
 		if err := reg.RegisterNode(e.ctx, n); err != nil {
 			t.Fatalf("RegisterNode: %v", err)
 		}
@@ -138,7 +138,8 @@ func testNodes(t *testing.T, e *env) {
 		t.Fatalf("ListNodes order %v, want most recently seen first [a c b]", order)
 	}
 	a := nodes[0]
-	if a.Host != "h-a" || a.PID != 42 || a.Version != "v1" || !slices.Equal(a.Queues, []string{"default"}) {
+	if a.Host != "h-a" || a.PID != 42 || a.Version != "v1" || !slices.Equal(a.Queues, []string{"default"}) ||
+		!slices.Equal(a.Kinds, []string{"email", "report"}) {
 		t.Errorf("node a: %+v", a)
 	}
 	wantTime(t, "StartedAt", a.StartedAt, epoch)
