@@ -57,14 +57,12 @@ func TestErrorRetriesWithBackoffThenDiscards(t *testing.T) {
 
 func TestPanicIsRecordedWithStack(t *testing.T) {
 	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
-		var m map[string]int
-		m["boom"] = 1
-		return nil
+		panic("card processor returned garbage")
 	}, nil)
 	job := b.insert(t, testArgs{}, nil)
 	b.event(t, EventJobFailed)
 	row := b.get(t, job.ID)
-	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "panic: assignment to entry in nil map") ||
+	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "panic: card processor returned garbage") ||
 		!strings.Contains(row.Errors[0].Trace, "node_test.go") {
 		t.Fatalf("panic not recorded with stack: %+v", row.Errors)
 	}

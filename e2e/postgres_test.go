@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/rotahq/rota/internal/pgtest"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -59,23 +59,7 @@ func sharedPostgres(t *testing.T) string {
 // the test ends, so tests never see each other's jobs or leases.
 func newSchema(t *testing.T, base string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "rota_e2e_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
+	return pgtest.Schema(t, base)
 }
 
 // storeURL is the --store value for schema on the server at base.

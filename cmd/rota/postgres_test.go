@@ -1,52 +1,19 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/rotahq/rota/internal/pgtest"
 )
 
 // postgresEnv returns an env whose store is a fresh schema of the test database, dropped when the
 // test ends. Without a reachable server the test skips, except in CI, where it fails.
 func postgresEnv(t *testing.T) *env {
 	t.Helper()
-	base := os.Getenv("ROTA_TEST_POSTGRES_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL is required in CI: %v", err)
-		}
-		t.Skipf("no PostgreSQL (scripts/postgres.sh starts one): %v", err)
-	}
-	conn.Close(ctx)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "rota_cli_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	base := pgtest.URL(t)
+	schema := pgtest.Schema(t, base)
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +29,7 @@ func postgresEnv(t *testing.T) *env {
 func TestPostgresMigrateAndRun(t *testing.T) {
 	e := postgresEnv(t)
 	dry := e.run("migrate", "--dry-run").ok(t).stdout
-	for _, want := range []string{"would bring postgres://", "(schema rota_cli_test_", "from schema version 0", "-- migration 001_jobs", "CREATE TABLE"} {
+	for _, want := range []string{"would bring postgres://", "(schema rota_test_", "from schema version 0", "-- migration 001_jobs", "CREATE TABLE"} {
 		if !strings.Contains(dry, want) {
 			t.Fatalf("dry run does not show %q:\n%s", want, dry)
 		}

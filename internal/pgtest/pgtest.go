@@ -53,6 +53,12 @@ func Schema(t testing.TB, url string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "rota_test_" + hex.EncodeToString(b)
+	Drop(t, url, schema)
+	return schema
+}
+
+// Drop drops schema with everything in it when the test ends.
+func Drop(t testing.TB, url, schema string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -66,5 +72,4 @@ func Schema(t testing.TB, url string) string {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	return schema
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/internal/pgtest"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
@@ -261,7 +263,7 @@ func TestLongSchemaName(t *testing.T) {
 	for len(long) < maxIdentifierLen {
 		long += "x"
 	}
-	dropOnCleanup(t, long)
+	pgtest.Drop(t, testURL(), long)
 	s := openSchema(t, long, WithAutoMigrate())
 	if len(s.insertChannel) > maxIdentifierLen || s.insertChannel == channelName(long[:len(long)-1], "insert") {
 		t.Fatalf("channel %q", s.insertChannel)

@@ -2,15 +2,14 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/rotahq/rota/internal/pgtest"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
@@ -29,7 +28,7 @@ func testURL() string {
 	if u := os.Getenv("ROTA_TEST_POSTGRES_URL"); u != "" {
 		return u
 	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	return pgtest.URLDefault
 }
 
 // quiet is the tests' logger: the tests check outcomes, not log lines.
@@ -39,28 +38,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // tests can run in parallel with each other and with other packages on one database.
 func newSchema(t testing.TB) string {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "rota_test_" + hex.EncodeToString(b)
-	dropOnCleanup(t, schema)
-	return schema
-}
-
-// dropOnCleanup drops schema with everything in it when the test ends.
-func dropOnCleanup(t testing.TB, schema string) {
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, testURL())
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	return pgtest.Schema(t, testURL())
 }
 
 // open returns a migrated store on a fresh schema, closed when the test ends.
