@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -11,9 +12,9 @@ import (
 	"github.com/rotahq/rota"
 )
 
-// slowScript takes a while before its side effect, then prints the node that ran it, so the
-// job's recorded result says whose outcome the store kept.
-const slowScript = `sleep 4; echo "$0 $` + nodeEnv + `" >> "$1"; echo "$` + nodeEnv + `"`
+// slowScript notes that it started, takes a while before its side effect, then prints the node
+// that ran it, so the job's recorded result says whose outcome the store kept.
+const slowScript = `echo "$0 $` + nodeEnv + `" >> "$1.started"; sleep 4; echo "$0 $` + nodeEnv + `" >> "$1"; echo "$` + nodeEnv + `"`
 
 // fencingJobs is how many slow jobs the paused node holds.
 const fencingJobs = 10
@@ -34,6 +35,9 @@ func TestPausedNodeIsFenced(t *testing.T) {
 	a.waitLog(t, "rota: became leader", 15*time.Second)
 	ids := c.insertScripts(t, slowScript, fencingJobs)
 	fences := c.waitHeld(t, a.id, ids, 15*time.Second)
+	// Holding a claim is not running it yet: on a loaded machine a node takes a moment to start
+	// ten programs, and one paused before that would never start the rest.
+	c.waitStarted(t, a.id, fencingJobs, 30*time.Second)
 
 	a.signal(t, syscall.SIGSTOP)
 	pausedAt := time.Now()
@@ -87,6 +91,26 @@ func TestPausedNodeIsFenced(t *testing.T) {
 }
 
 // waitRunsBy polls the job log until node has run n jobs.
+// waitStarted waits until node has started n of the slow scripts.
+func (c *cluster) waitStarted(t *testing.T, node string, n int, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(c.jobLogPath() + ".started")
+		got := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasSuffix(line, " "+node) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s started %d of its %d jobs within %v", node, got, n, within)
+		}
+	}
+}
+
 func (c *cluster) waitRunsBy(t *testing.T, node string, n int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)

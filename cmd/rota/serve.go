@@ -34,6 +34,7 @@ type serveOptions struct {
 	rescueEvery  time.Duration
 	leader       rota.LeaderConfig
 	minFreeMem   uint64
+	metricsAddr  string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -69,6 +70,7 @@ exec runs any program a job names, as the user running this command. Restrict it
 	f.DurationVar(&o.leader.RenewEvery, "leader-renew", 10*time.Second, "how often the leader renews its lease")
 	f.DurationVar(&o.leader.TryEvery, "leader-try", 10*time.Second, "how often other nodes try to take the leader lease")
 	f.Uint64Var(&o.minFreeMem, "min-free-memory", 0, "take no new jobs while the machine has less available memory than this many bytes (0: off)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, such as 127.0.0.1:9464 (off when empty)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
 		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
 	return cmd
@@ -108,6 +110,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	if o.metricsAddr != "" {
+		stopMetrics, err := serveMetrics(ctx, node, o.metricsAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	if err := node.Start(ctx); err != nil {
 		return err
