@@ -1,27 +1,15 @@
 package e2e
 
 import (
-	"context"
 	"net/url"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/rotahq/rota/internal/pgtest"
-
-	"github.com/jackc/pgx/v5"
 )
-
-// sharedPostgresDefault is where scripts/postgres.sh puts a server when ROTA_TEST_POSTGRES_URL is
-// not set.
-const sharedPostgresDefault = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // inCI reports whether the tests run in CI, where a missing PostgreSQL is a failure: a green CI
 // run must mean these tests ran. It reads CI as scripts/test does.
-func inCI() bool {
-	v := os.Getenv("CI")
-	return v == "true" || v == "1"
-}
+func inCI() bool { return pgtest.InCI() }
 
 // unavailable skips t for want of a service, or fails it in CI.
 func unavailable(t *testing.T, format string, args ...any) {
@@ -37,22 +25,7 @@ func unavailable(t *testing.T, format string, args ...any) {
 func sharedPostgres(t *testing.T) string {
 	t.Helper()
 	needBinary(t)
-	base := os.Getenv("ROTA_TEST_POSTGRES_URL")
-	if base == "" {
-		base = sharedPostgresDefault
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		shown := base
-		if u, perr := url.Parse(base); perr == nil {
-			shown = u.Redacted()
-		}
-		unavailable(t, "no PostgreSQL at %s (set ROTA_TEST_POSTGRES_URL; scripts/postgres.sh starts one): %v", shown, err)
-	}
-	conn.Close(ctx)
-	return base
+	return pgtest.URL(t)
 }
 
 // newSchema returns a fresh schema name on the server at base, dropped with everything in it when
