@@ -65,29 +65,26 @@ func (a *app) cronAddCmd() *cobra.Command {
 			if !builtin.IsKind(kind) {
 				fmt.Fprintf(a.stderr, "rota: warning: %q is not a built-in kind: its jobs wait until a node that registers it runs them\n", kind)
 			}
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			_, getErr := client.GetSchedule(cmd.Context(), name)
-			row, err := client.UpsertSchedule(cmd.Context(), rota.Schedule{
-				Name: name, Expr: expr, Zone: o.zone, Args: rota.RawArgs{KindName: kind, JSON: raw},
-				Opts:   &rota.InsertOpts{Queue: o.queue, Priority: o.priority, MaxAttempts: o.maxAttempts},
-				Missed: rota.MissedPolicy(o.missed),
+			return a.withClient(cmd, func(client *rota.Client) error {
+				_, getErr := client.GetSchedule(cmd.Context(), name)
+				row, err := client.UpsertSchedule(cmd.Context(), rota.Schedule{
+					Name: name, Expr: expr, Zone: o.zone, Args: rota.RawArgs{KindName: kind, JSON: raw},
+					Opts:   &rota.InsertOpts{Queue: o.queue, Priority: o.priority, MaxAttempts: o.maxAttempts},
+					Missed: rota.MissedPolicy(o.missed),
+				})
+				if err != nil {
+					return err
+				}
+				if a.jsonOutput() {
+					return a.printJSON(row)
+				}
+				verb := "added"
+				if getErr == nil {
+					verb = "replaced"
+				}
+				fmt.Fprintf(a.stdout, "schedule %s %s: %s (%s), next at %s\n", name, verb, row.Expr, row.Zone, nextTimes(row, 1))
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			if a.jsonOutput() {
-				return a.printJSON(row)
-			}
-			verb := "added"
-			if getErr == nil {
-				verb = "replaced"
-			}
-			fmt.Fprintf(a.stdout, "schedule %s %s: %s (%s), next at %s\n", name, verb, row.Expr, row.Zone, nextTimes(row, 1))
-			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -121,33 +118,30 @@ func (a *app) cronListCmd() *cobra.Command {
 		Short: "List schedules with their next three run times",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			rows, err := client.ListSchedules(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if a.jsonOutput() {
-				if rows == nil {
-					rows = []*rota.ScheduleRow{}
+			return a.withClient(cmd, func(client *rota.Client) error {
+				rows, err := client.ListSchedules(cmd.Context())
+				if err != nil {
+					return err
 				}
-				return a.printJSON(rows)
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(a.stdout, "no schedules")
+				if a.jsonOutput() {
+					if rows == nil {
+						rows = []*rota.ScheduleRow{}
+					}
+					return a.printJSON(rows)
+				}
+				if len(rows) == 0 {
+					fmt.Fprintln(a.stdout, "no schedules")
+					return nil
+				}
+				tw := newTable(a.stdout)
+				fmt.Fprintln(tw, "NAME\tEXPR\tZONE\tKIND\tQUEUE\tMISSED\tNEXT")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Expr, r.Zone, r.Kind, r.Queue, r.Missed, nextTimes(r, 3))
+				}
+				tw.Flush()
+				a.warnUnserved(cmd, client, rows)
 				return nil
-			}
-			tw := newTable(a.stdout)
-			fmt.Fprintln(tw, "NAME\tEXPR\tZONE\tKIND\tQUEUE\tMISSED\tNEXT")
-			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Expr, r.Zone, r.Kind, r.Queue, r.Missed, nextTimes(r, 3))
-			}
-			tw.Flush()
-			a.warnUnserved(cmd, client, rows)
-			return nil
+			})
 		},
 	}
 }
@@ -181,34 +175,31 @@ func (a *app) cronShowCmd() *cobra.Command {
 		Short: "Show a schedule: its job, its policy, the last occurrence planned and the next ones",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			row, err := client.GetSchedule(cmd.Context(), args[0])
-			if err != nil {
-				return a.scheduleError(args[0], err)
-			}
-			if a.jsonOutput() {
-				return a.printJSON(row)
-			}
-			tw := newTable(a.stdout)
-			field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
-			field("Name", row.Name)
-			field("Expr", row.Expr)
-			field("Zone", row.Zone)
-			field("Kind", row.Kind)
-			field("Queue", row.Queue)
-			field("Priority", fmt.Sprint(row.Priority))
-			field("Max attempts", fmt.Sprint(row.MaxAttempts))
-			field("Missed", string(row.Missed))
-			field("Paused", fmt.Sprint(row.Paused))
-			field("Last planned", fmtTime(row.LastPlanned))
-			field("Next", nextTimes(row, 3))
-			tw.Flush()
-			fmt.Fprintf(a.stdout, "Args:\n  %s\n", prettyJSON(row.Args, "  "))
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				row, err := client.GetSchedule(cmd.Context(), args[0])
+				if err != nil {
+					return a.scheduleError(args[0], err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(row)
+				}
+				tw := newTable(a.stdout)
+				field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
+				field("Name", row.Name)
+				field("Expr", row.Expr)
+				field("Zone", row.Zone)
+				field("Kind", row.Kind)
+				field("Queue", row.Queue)
+				field("Priority", fmt.Sprint(row.Priority))
+				field("Max attempts", fmt.Sprint(row.MaxAttempts))
+				field("Missed", string(row.Missed))
+				field("Paused", fmt.Sprint(row.Paused))
+				field("Last planned", fmtTime(row.LastPlanned))
+				field("Next", nextTimes(row, 3))
+				tw.Flush()
+				fmt.Fprintf(a.stdout, "Args:\n  %s\n", prettyJSON(row.Args, "  "))
+				return nil
+			})
 		},
 	}
 }
@@ -230,21 +221,19 @@ func (a *app) cronPauseCmd(pause bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			if pause {
-				err = client.PauseSchedule(cmd.Context(), args[0])
-			} else {
-				err = client.ResumeSchedule(cmd.Context(), args[0])
-			}
-			if err != nil {
-				return a.scheduleError(args[0], err)
-			}
-			fmt.Fprintf(a.stdout, "schedule %s %s\n", args[0], map[bool]string{true: "paused", false: "resumed"}[pause])
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				var err error
+				if pause {
+					err = client.PauseSchedule(cmd.Context(), args[0])
+				} else {
+					err = client.ResumeSchedule(cmd.Context(), args[0])
+				}
+				if err != nil {
+					return a.scheduleError(args[0], err)
+				}
+				fmt.Fprintf(a.stdout, "schedule %s %s\n", args[0], map[bool]string{true: "paused", false: "resumed"}[pause])
+				return nil
+			})
 		},
 	}
 }
@@ -255,16 +244,13 @@ func (a *app) cronRemoveCmd() *cobra.Command {
 		Short: "Remove a schedule and cancel its occurrences that have not started",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			if err := client.DeleteSchedule(cmd.Context(), args[0]); err != nil {
-				return a.scheduleError(args[0], err)
-			}
-			fmt.Fprintf(a.stdout, "schedule %s removed\n", args[0])
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				if err := client.DeleteSchedule(cmd.Context(), args[0]); err != nil {
+					return a.scheduleError(args[0], err)
+				}
+				fmt.Fprintf(a.stdout, "schedule %s removed\n", args[0])
+				return nil
+			})
 		},
 	}
 }

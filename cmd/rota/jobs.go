@@ -44,27 +44,24 @@ func (a *app) jobsListCmd() *cobra.Command {
 			if p.Limit < 1 {
 				return fmt.Errorf("--limit %d: must be at least 1", p.Limit)
 			}
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			rows, err := client.List(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if a.jsonOutput() {
-				if rows == nil {
-					rows = []*rota.JobRow{}
+			return a.withClient(cmd, func(client *rota.Client) error {
+				rows, err := client.List(cmd.Context(), p)
+				if err != nil {
+					return err
 				}
-				return a.printJSON(rows)
-			}
-			a.printJobTable(rows)
-			if len(rows) == p.Limit {
-				next := fmt.Sprintf("--after %d", rows[len(rows)-1].ID)
-				fmt.Fprintf(a.stderr, "more jobs may follow: add %s\n", next)
-			}
-			return nil
+				if a.jsonOutput() {
+					if rows == nil {
+						rows = []*rota.JobRow{}
+					}
+					return a.printJSON(rows)
+				}
+				a.printJobTable(rows)
+				if len(rows) == p.Limit {
+					next := fmt.Sprintf("--after %d", rows[len(rows)-1].ID)
+					fmt.Fprintf(a.stderr, "more jobs may follow: add %s\n", next)
+				}
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -133,20 +130,17 @@ func (a *app) jobsShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			row, err := client.Get(cmd.Context(), id)
-			if err != nil {
-				return a.jobError(id, err)
-			}
-			if a.jsonOutput() {
-				return a.printJSON(row)
-			}
-			a.printJob(row)
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				row, err := client.Get(cmd.Context(), id)
+				if err != nil {
+					return a.jobError(id, err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(row)
+				}
+				a.printJob(row)
+				return nil
+			})
 		},
 	}
 }
@@ -214,31 +208,28 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			before, err := client.Get(cmd.Context(), id)
-			if err != nil {
-				return a.jobError(id, err)
-			}
-			row, err := client.Cancel(cmd.Context(), id)
-			if err != nil {
-				return a.jobError(id, err)
-			}
-			if a.jsonOutput() {
-				return a.printJSON(row)
-			}
-			switch {
-			case before.State.Final():
-				fmt.Fprintf(a.stdout, "job %d had already ended %s; nothing to cancel\n", id, row.State)
-			case row.State == rota.StateRunning:
-				fmt.Fprintf(a.stdout, "job %d is running: cancel requested; its node stops it within a heartbeat\n", id)
-			default:
-				fmt.Fprintf(a.stdout, "job %d cancelled\n", id)
-			}
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				before, err := client.Get(cmd.Context(), id)
+				if err != nil {
+					return a.jobError(id, err)
+				}
+				row, err := client.Cancel(cmd.Context(), id)
+				if err != nil {
+					return a.jobError(id, err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(row)
+				}
+				switch {
+				case before.State.Final():
+					fmt.Fprintf(a.stdout, "job %d had already ended %s; nothing to cancel\n", id, row.State)
+				case row.State == rota.StateRunning:
+					fmt.Fprintf(a.stdout, "job %d is running: cancel requested; its node stops it within a heartbeat\n", id)
+				default:
+					fmt.Fprintf(a.stdout, "job %d cancelled\n", id)
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -253,20 +244,17 @@ func (a *app) jobsRetryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			row, err := client.Retry(cmd.Context(), id)
-			if err != nil {
-				return a.jobError(id, err)
-			}
-			if a.jsonOutput() {
-				return a.printJSON(row)
-			}
-			fmt.Fprintf(a.stdout, "job %d is %s (attempt %d of %d used)\n", id, row.State, row.Attempt, row.MaxAttempts)
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				row, err := client.Retry(cmd.Context(), id)
+				if err != nil {
+					return a.jobError(id, err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(row)
+				}
+				fmt.Fprintf(a.stdout, "job %d is %s (attempt %d of %d used)\n", id, row.State, row.Attempt, row.MaxAttempts)
+				return nil
+			})
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/store"
 )
 
@@ -32,47 +33,44 @@ func (a *app) queuesListCmd() *cobra.Command {
 		Short: "Show every queue: jobs per state and how long the oldest available job has waited",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			stats, err := client.QueueStats(cmd.Context())
-			if err != nil {
-				return err
-			}
-			sort.Slice(stats, func(i, j int) bool { return stats[i].Queue < stats[j].Queue })
-			now := time.Now()
-			rows := make([]queueRow, len(stats))
-			for i, s := range stats {
-				rows[i] = queueRow{QueueStats: s}
-				if !s.OldestAvailable.IsZero() {
-					rows[i].OldestWait = now.Sub(s.OldestAvailable).Seconds()
+			return a.withClient(cmd, func(client *rota.Client) error {
+				stats, err := client.QueueStats(cmd.Context())
+				if err != nil {
+					return err
 				}
-			}
-			if a.jsonOutput() {
-				return a.printJSON(rows)
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(a.stdout, "no queues")
-				return nil
-			}
-			tw := newTable(a.stdout)
-			fmt.Fprintln(tw, "QUEUE\tSTATUS\tAVAILABLE\tRUNNING\tSCHEDULED\tRETRYABLE\tDISCARDED\tOLDEST WAIT")
-			for _, r := range rows {
-				status := "active"
-				if r.Paused {
-					status = "paused"
+				sort.Slice(stats, func(i, j int) bool { return stats[i].Queue < stats[j].Queue })
+				now := time.Now()
+				rows := make([]queueRow, len(stats))
+				for i, s := range stats {
+					rows[i] = queueRow{QueueStats: s}
+					if !s.OldestAvailable.IsZero() {
+						rows[i].OldestWait = now.Sub(s.OldestAvailable).Seconds()
+					}
 				}
-				c := r.Counts
-				wait := "-"
-				if !r.OldestAvailable.IsZero() {
-					wait = time.Duration(r.OldestWait * float64(time.Second)).Round(time.Second).String()
+				if a.jsonOutput() {
+					return a.printJSON(rows)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Queue, status, c[store.StateAvailable], c[store.StateRunning],
-					c[store.StateScheduled], c[store.StateRetryable], c[store.StateDiscarded], wait)
-			}
-			return tw.Flush()
+				if len(rows) == 0 {
+					fmt.Fprintln(a.stdout, "no queues")
+					return nil
+				}
+				tw := newTable(a.stdout)
+				fmt.Fprintln(tw, "QUEUE\tSTATUS\tAVAILABLE\tRUNNING\tSCHEDULED\tRETRYABLE\tDISCARDED\tOLDEST WAIT")
+				for _, r := range rows {
+					status := "active"
+					if r.Paused {
+						status = "paused"
+					}
+					c := r.Counts
+					wait := "-"
+					if !r.OldestAvailable.IsZero() {
+						wait = time.Duration(r.OldestWait * float64(time.Second)).Round(time.Second).String()
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Queue, status, c[store.StateAvailable], c[store.StateRunning],
+						c[store.StateScheduled], c[store.StateRetryable], c[store.StateDiscarded], wait)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 }
@@ -87,25 +85,23 @@ func (a *app) queuePauseCmd(pause bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, closeStore, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			queue := args[0]
-			if pause {
-				err = client.PauseQueue(cmd.Context(), queue)
-			} else {
-				err = client.ResumeQueue(cmd.Context(), queue)
-			}
-			if err != nil {
-				return err
-			}
-			if a.jsonOutput() {
-				return a.printJSON(map[string]any{"queue": queue, "paused": pause})
-			}
-			fmt.Fprintf(a.stdout, "queue %s %s\n", queue, map[bool]string{true: "paused", false: "resumed"}[pause])
-			return nil
+			return a.withClient(cmd, func(client *rota.Client) error {
+				queue := args[0]
+				var err error
+				if pause {
+					err = client.PauseQueue(cmd.Context(), queue)
+				} else {
+					err = client.ResumeQueue(cmd.Context(), queue)
+				}
+				if err != nil {
+					return err
+				}
+				if a.jsonOutput() {
+					return a.printJSON(map[string]any{"queue": queue, "paused": pause})
+				}
+				fmt.Fprintf(a.stdout, "queue %s %s\n", queue, map[bool]string{true: "paused", false: "resumed"}[pause])
+				return nil
+			})
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rotahq/rota/internal/storeurl"
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/postgres"
+	"github.com/spf13/cobra"
 )
 
 // openStore opens the store named by --store, logging through logger, and checks that its schema
@@ -60,4 +61,15 @@ func (a *app) storeName() string {
 		return a.storeURL
 	}
 	return loc.String()
+}
+
+// withClient opens the store, runs fn with a Client on it, and closes the store: the frame of
+// every command that reads or steers jobs.
+func (a *app) withClient(cmd *cobra.Command, fn func(client *rota.Client) error) error {
+	client, closeStore, err := a.client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	return fn(client)
 }
