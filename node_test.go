@@ -109,11 +109,7 @@ func TestCancelAndSupersededOutcomesEndWithoutRetry(t *testing.T) {
 
 func TestTimeoutCancelsTheContextAndRetries(t *testing.T) {
 	started := make(chan struct{})
-	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
-		close(started)
-		<-ctx.Done()
-		return ctx.Err()
-	}, nil)
+	b := setup(t, untilCancelled(started), nil)
 	job := b.insert(t, testArgs{}, nil)
 	recv(t, started)
 	b.timers(t, baseTimers(b.node)+1) // the job's timeout
@@ -157,11 +153,7 @@ func TestHungHandlerIsAbandonedAndItsSlotFreed(t *testing.T) {
 
 func TestCancelRunningJobCancelsItsContext(t *testing.T) {
 	started := make(chan struct{})
-	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
-		close(started)
-		<-ctx.Done()
-		return ctx.Err()
-	}, nil)
+	b := setup(t, untilCancelled(started), nil)
 	job := b.insert(t, testArgs{}, nil)
 	recv(t, started)
 	if _, err := b.client.Cancel(context.Background(), job.ID); err != nil {
@@ -175,11 +167,7 @@ func TestCancelRunningJobCancelsItsContext(t *testing.T) {
 
 func TestCancelFromAnotherClientArrivesWithHeartbeat(t *testing.T) {
 	started := make(chan struct{})
-	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
-		close(started)
-		<-ctx.Done()
-		return ctx.Err()
-	}, nil)
+	b := setup(t, untilCancelled(started), nil)
 	job := b.insert(t, testArgs{}, nil)
 	recv(t, started)
 	other := NewClient(b.store, &ClientConfig{Clock: b.clock})
@@ -266,7 +254,7 @@ func TestStopDrainsRunningJobs(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- b.node.Stop(context.Background()) }()
 	close(release)
-	if err := <-stopped; err != nil {
+	if err := recv(t, stopped); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	if row := b.get(t, job.ID); row.State != StateCompleted {
@@ -276,11 +264,7 @@ func TestStopDrainsRunningJobs(t *testing.T) {
 
 func TestStopHandsInterruptedJobsBackFirstInLine(t *testing.T) {
 	started := make(chan struct{})
-	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
-		close(started)
-		<-ctx.Done()
-		return ctx.Err()
-	}, nil)
+	b := setup(t, untilCancelled(started), nil)
 	job := b.insert(t, testArgs{}, &InsertOpts{MaxAttempts: 1})
 	recv(t, started)
 	ctx, cancel := context.WithCancel(context.Background())

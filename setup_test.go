@@ -144,3 +144,13 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 		return zero
 	}
 }
+
+// untilCancelled is a worker that closes started once it runs, then works until its context is
+// cancelled, as a long job that checks its context does.
+func untilCancelled(started chan struct{}) func(context.Context, *Job[testArgs]) error {
+	return func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}

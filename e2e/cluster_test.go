@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/pgtest"
 	"github.com/rotahq/rota/store/postgres"
 )
 
@@ -41,8 +42,8 @@ type cluster struct {
 // operator would, and opens the test's client on it. Nodes are added with start.
 func newCluster(t *testing.T, base string) *cluster {
 	t.Helper()
-	schema := newSchema(t, base)
-	c := &cluster{t: t, store: storeURL(t, base, schema), schema: schema, dir: t.TempDir()}
+	schema := pgtest.Schema(t, base)
+	c := &cluster{t: t, store: pgtest.StoreURL(t, base, schema), schema: schema, dir: t.TempDir()}
 	c.rota("migrate")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/url"
 	"testing"
 
 	"github.com/rotahq/rota/internal/pgtest"
@@ -26,24 +25,4 @@ func sharedPostgres(t *testing.T) string {
 	t.Helper()
 	needBinary(t)
 	return pgtest.URL(t)
-}
-
-// newSchema returns a fresh schema name on the server at base, dropped with everything in it when
-// the test ends, so tests never see each other's jobs or leases.
-func newSchema(t *testing.T, base string) string {
-	t.Helper()
-	return pgtest.Schema(t, base)
-}
-
-// storeURL is the --store value for schema on the server at base.
-func storeURL(t *testing.T, base, schema string) string {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("PostgreSQL URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("schema", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -39,9 +39,8 @@ func TestMetricsFollowANode(t *testing.T) {
 	c := New(node.Client(), slog.New(slog.DiscardHandler))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
-	// The test reads the same events to know when the node is done, so it feeds the collector.
-	seen := make(chan rota.Event, 100)
-	go c.Run(ctx, seen)
+	// The test reads the node's events to know when it is done, and hands each to the collector
+	// as Run would, so the metrics are up to date when the loop ends.
 	if err := node.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func TestMetricsFollowANode(t *testing.T) {
 	for deadline := time.After(10 * time.Second); completed < 3 || !led; {
 		select {
 		case ev := <-events:
-			seen <- ev
+			c.observe(ev)
 			completed += map[bool]int{true: 1}[ev.Type == rota.EventJobCompleted]
 			led = led || ev.Type == rota.EventLeaderElected
 		case <-deadline:
@@ -70,16 +69,16 @@ func TestMetricsFollowANode(t *testing.T) {
 # TYPE rota_job_attempts_total counter
 rota_job_attempts_total{kind="ping",outcome="completed",queue="default"} 3
 `
-	waitMetric(t, func() error {
-		return testutil.GatherAndCompare(reg, strings.NewReader(want), "rota_job_attempts_total")
-	})
-	waitMetric(t, func() error {
-		return testutil.GatherAndCompare(reg, strings.NewReader(`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "rota_job_attempts_total"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP rota_node_leader 1 while this node is the leader.
 # TYPE rota_node_leader gauge
 rota_node_leader 1
-`), "rota_node_leader")
-	})
+`), "rota_node_leader"); err != nil {
+		t.Fatal(err)
+	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP rota_queue_jobs Jobs in the store by queue and state, read at scrape time.
 # TYPE rota_queue_jobs gauge
@@ -109,14 +108,15 @@ func TestMemoryFloorGauge(t *testing.T) {
 	}
 }
 
-// waitMetric retries check while the collector catches up with the events it was fed.
-func waitMetric(t *testing.T, check func() error) {
-	t.Helper()
-	var err error
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if err = check(); err == nil {
-			return
-		}
+// Run feeds the collector until its channel closes.
+func TestRunConsumesEventsUntilClosed(t *testing.T) {
+	c := New(nil, slog.New(slog.DiscardHandler))
+	events := make(chan rota.Event, 2)
+	events <- rota.Event{Type: rota.EventLeaderElected}
+	events <- rota.Event{Type: rota.EventMemoryLow}
+	close(events)
+	c.Run(context.Background(), events)
+	if testutil.ToFloat64(c.leader) != 1 || testutil.ToFloat64(c.memoryLow) != 1 {
+		t.Fatalf("leader %v, memory low %v after Run", testutil.ToFloat64(c.leader), testutil.ToFloat64(c.memoryLow))
 	}
-	t.Fatal(err)
 }

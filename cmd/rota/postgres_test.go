@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 
@@ -13,16 +12,8 @@ import (
 func postgresEnv(t *testing.T) *env {
 	t.Helper()
 	base := pgtest.URL(t)
-	schema := pgtest.Schema(t, base)
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("schema", schema)
-	u.RawQuery = q.Encode()
 	e := newEnv(t)
-	e.store = u.String()
+	e.store = pgtest.StoreURL(t, base, pgtest.Schema(t, base))
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	neturl "net/url"
 	"os"
 	"testing"
 	"time"
@@ -72,4 +73,17 @@ func Drop(t testing.TB, url, schema string) {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
+}
+
+// StoreURL is url with the schema query parameter that rota's store URLs (--store) read.
+func StoreURL(t testing.TB, url, schema string) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatalf("PostgreSQL URL %q: %v", url, err)
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
