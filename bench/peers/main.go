@@ -49,7 +49,7 @@ func main() {
 		workloads = flag.String("workloads", "insert-many,insert-one,drain,latency", "comma-separated workloads")
 		many      = flag.Int("insert-many", 100_000, "jobs in the insert-many workload (batches of -batch)")
 		one       = flag.Int("insert-one", 20_000, "jobs in the insert-one workload")
-		drain     = flag.Int("drain", 50_000, "jobs in the drain workload")
+		drain     = flag.Int("drain", 100_000, "jobs in the drain workload")
 		batch     = flag.Int("batch", 1_000, "jobs per batch insert")
 		conc      = flag.Int("concurrency", 10, "goroutines inserting one by one")
 		workers   = flag.Int("workers", 100, "workers for drain and latency (River's benchmark settings use 2,000)")

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -73,11 +75,13 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if p.Max <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	rs, err := s.pool.Query(ctx, s.sql(claimSQL), s.now(), p.Queue, p.Kinds, p.Max, p.Owner, p.LeaseFor.Microseconds())
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim: %w", err)
-	}
-	jobs, err := scanJobs(rs)
+	var jobs []*store.JobRow
+	err := s.queryPinned(ctx, claimSQL, []any{s.now(), p.Queue, p.Kinds, p.Max, p.Owner, p.LeaseFor.Microseconds()},
+		func(rs pgx.Rows) error {
+			var err error
+			jobs, err = scanJobs(rs)
+			return err
+		})
 	if err == nil && len(jobs) == 0 {
 		var limited bool
 		err = s.pool.QueryRow(ctx, s.sql(limitsApplySQL), p.Queue, p.Kinds).Scan(&limited)

@@ -6,15 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rotahq/rota/store"
 )
 
 // completeSQL records a batch of outcomes in one statement. Each outcome applies only to a job
 // still running under its fence: a node that lost its lease cannot overwrite the job's new
-// owner. The final jobs are announced on the final channel, hundreds of ids per NOTIFY.
+// owner. The jobs are looked up by id, under a pinned plan (see pinPlanSQL). That the job is
+// still running is checked against the outcomes' column was ('running'), materialized so that
+// the planner cannot see it is a constant: seeing one, it read the jobs through jobs_running,
+// every running job of the fleet, which statistics taken while few jobs ran make look cheaper
+// than the lookups. The final jobs are announced on the final channel, hundreds of ids per
+// NOTIFY.
 var completeSQL = `
-WITH outcome AS (
-	SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[],
+WITH outcome AS MATERIALIZED (
+	SELECT *, 'running' AS was FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[],
 		$6::boolean[], $7::jsonb[], $8::json[])
 		AS o(id, fence, state, run_at, refund, error, result)
 ),
@@ -28,7 +35,7 @@ done AS (
 		finalized_at = CASE WHEN o.state IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
 		owner = NULL, lease_until = NULL
 	FROM outcome o
-	WHERE j.id = o.id AND j.fence = o.fence AND j.state = 'running'
+	WHERE j.id = o.id AND j.fence = o.fence AND j.state = o.was
 	RETURNING j.id, j.state, j.queue
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
@@ -86,8 +93,8 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	}
 	var done []int64
 	var notified int64
-	err := s.pool.QueryRow(ctx, s.sql(completeSQL), s.now(), ids, fences, states, runAts, refunds, errs, results).
-		Scan(&done, &notified)
+	err := s.queryPinned(ctx, completeSQL, []any{s.now(), ids, fences, states, runAts, refunds, errs, results},
+		func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 	if err != nil {
 		return nil, fmt.Errorf("postgres: insert: %w", err)
 	}
+	s.announceLocally(res)
 	return res, nil
 }
 

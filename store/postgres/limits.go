@@ -143,6 +143,9 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 	var out []*store.JobRow
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		out = nil
+		if _, err := tx.Exec(ctx, pinPlanSQL); err != nil {
+			return fmt.Errorf("pin plan: %w", err)
+		}
 		if _, err := tx.Exec(ctx, s.sql(lockLimitsSQL), p.Queue, p.Kinds); err != nil {
 			return fmt.Errorf("lock limits: %w", err)
 		}

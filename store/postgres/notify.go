@@ -239,6 +239,11 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	default:
 		return
 	}
+	l.fanOut(out)
+}
+
+// fanOut hands notifications to every subscriber that has room for them.
+func (l *listener) fanOut(out []store.Notification) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for ch := range l.subs {
@@ -248,6 +253,27 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 			default: // best effort: the subscriber polls as well
 			}
 		}
+	}
+}
+
+// announceLocally wakes this Store's own subscribers for the queues that inserts through it made
+// work available in, at once. The NOTIFY the gate lets through, or sends at the end of its
+// interval, is for other processes; a node in this process need not wait for it, nor for the
+// round trip through the server. Calls with WithPollOnly announce nothing.
+func (s *Store) announceLocally(res []store.InsertResult) {
+	if s.cfg.pollOnly {
+		return
+	}
+	var notes []store.Notification
+	seen := make(map[string]bool)
+	for _, r := range res {
+		if r.Job != nil && !r.Duplicate && r.Job.State == store.StateAvailable && !seen[r.Job.Queue] {
+			seen[r.Job.Queue] = true
+			notes = append(notes, store.Notification{Topic: store.TopicInsert, Queue: r.Job.Queue})
+		}
+	}
+	if len(notes) > 0 {
+		s.listener.fanOut(notes)
 	}
 }
 

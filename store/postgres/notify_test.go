@@ -272,3 +272,28 @@ func TestLongSchemaName(t *testing.T) {
 	mustInsert(t, s, job("k"))
 	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "default"})
 }
+
+// An insert wakes the inserting Store's own subscribers at once, not through the server: here
+// the gate holds the NOTIFY for an hour, and the subscriber is still woken. A job that is not
+// due, and a duplicate, wake nobody.
+func TestInsertAnnouncedLocally(t *testing.T) {
+	s := open(t, WithNotifyInterval(time.Hour))
+	ch := subscribe(t, s)
+	s.gate.take([]string{"mail", "later"}) // NOTIFYs for these queues are now owed, an hour away
+
+	mustInsert(t, s, store.InsertParams{Kind: "k", Queue: "mail", MaxAttempts: 1})
+	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "mail"})
+
+	unique := store.InsertParams{Kind: "k", Queue: "mail", MaxAttempts: 1, UniqueKey: "once"}
+	mustInsert(t, s, unique)
+	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "mail"})
+	if res := mustInsert(t, s, unique); !res[0].Duplicate {
+		t.Fatal("second insert of a unique job was not a duplicate")
+	}
+	mustInsert(t, s, store.InsertParams{Kind: "k", Queue: "later", MaxAttempts: 1, RunAt: time.Now().Add(time.Hour)})
+	mustInsert(t, s, store.InsertParams{Kind: "k", Queue: "other", MaxAttempts: 1})
+	skipped := await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "other"})
+	if len(skipped) > 0 {
+		t.Fatalf("a duplicate or a job not due woke subscribers: %+v", skipped)
+	}
+}
