@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/internal/clockctx"
 	"github.com/rotahq/rota/store"
@@ -19,10 +22,15 @@ type execution struct {
 	reg     *registration
 	timeout time.Duration
 	start   time.Time
+	ctx     context.Context
 	cancel  context.CancelCauseFunc
+	// ended is set once, by whoever ends the attempt: the runner when the handler returns, or
+	// abandon when the handler outlived its grace. The other one then leaves the job alone.
+	ended atomic.Bool
 
 	mu     sync.Mutex
 	result []byte
+	grace  clockwork.Timer // running once the context is done, until the attempt ends
 }
 
 func (e *execution) setResult(b []byte) {
@@ -47,65 +55,119 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
 var errAbandoned = errors.New("handler did not return after its context was cancelled")
 
-// start runs a claimed job in its own goroutine.
+// start hands a claimed job to an idle runner, or to a new one when none is idle.
+//
+// Runners are goroutines that outlive their jobs: a job costs no goroutine of its own, and a
+// runner's stack, once grown by a handler, stays grown for the next one. A runner whose handler
+// was abandoned never comes back (it may never return), so the pool does not count on it.
 func (n *Node) start(q *queue, row *JobRow) {
 	ctx, cancel := context.WithCancelCause(n.workCtx)
 	reg := n.cfg.Workers.kinds[row.Kind]
-	e := &execution{row: row, queue: q, reg: reg, timeout: reg.timeoutFor(row), start: n.clock.Now(), cancel: cancel}
+	e := &execution{row: row, queue: q, reg: reg, timeout: reg.timeoutFor(row), start: n.clock.Now(), ctx: ctx, cancel: cancel}
 	n.mu.Lock()
 	n.running[row.ID] = e
 	n.mu.Unlock()
 	n.jobs.Add(1)
-	go n.execute(ctx, e)
+	select {
+	case n.idle <- e:
+	default:
+		go n.runner(e)
+	}
 }
 
-func (n *Node) execute(ctx context.Context, e *execution) {
-	defer n.jobs.Done()
-	defer e.cancel(nil)
-	if e.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = clockctx.WithTimeout(ctx, n.clock, e.timeout)
-		defer cancel()
+// runner runs e, then whatever start hands it, until the node has stopped.
+func (n *Node) runner(e *execution) {
+	for {
+		if !n.execute(e) {
+			return // e was abandoned: this goroutine is no longer one of the pool's
+		}
+		select {
+		case e = <-n.idle:
+		case <-n.runnersDone:
+			return
+		}
 	}
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- &panicError{value: r, stack: string(debug.Stack())}
-			}
-		}()
-		done <- e.reg.run(ctx, e.row, e)
-	}()
+}
 
-	err := n.await(ctx, e, done)
+// execute runs the handler of e in the calling goroutine and ends the attempt, unless it was
+// abandoned meanwhile; it reports whether it ended it.
+func (n *Node) execute(e *execution) bool {
+	ctx := e.ctx
+	if e.timeout > 0 {
+		var disarm func() bool
+		ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
+		defer disarm()
+	}
+	// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
+	// return before its attempt is ended without it.
+	unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })
+	err := n.call(ctx, e)
+	unwatch()
+	if !e.ended.CompareAndSwap(false, true) {
+		return false
+	}
+	e.mu.Lock()
+	if e.grace != nil {
+		e.grace.Stop()
+	}
+	e.mu.Unlock()
+	n.end(ctx, e, err)
+	return true
+}
+
+// call runs the handler, turning a panic into an error with its stack.
+func (n *Node) call(ctx context.Context, e *execution) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r, stack: string(debug.Stack())}
+		}
+	}()
+	return e.reg.run(ctx, e.row, e)
+}
+
+// watch starts the grace period of an execution whose context is done.
+func (n *Node) watch(ctx context.Context, e *execution) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.ended.Load() {
+		e.grace = n.clock.AfterFunc(n.cfg.TimeoutGrace, func() { n.abandon(ctx, e) })
+	}
+}
+
+// abandon ends the attempt of a handler that ignores its cancelled context: its goroutine is left
+// behind, but its slot and its job are freed.
+func (n *Node) abandon(ctx context.Context, e *execution) {
+	if !e.ended.CompareAndSwap(false, true) {
+		return
+	}
+	n.logger.Error("rota: abandoning a handler that ignores its cancelled context", "job", e.row.ID, "kind", e.row.Kind,
+		"cause", context.Cause(ctx), "grace", n.cfg.TimeoutGrace)
+	n.end(ctx, e, errAbandoned)
+}
+
+// abandonAll abandons every attempt still running, for a stop that waited long enough.
+func (n *Node) abandonAll() {
+	n.mu.Lock()
+	left := make([]*execution, 0, len(n.running))
+	for _, e := range n.running {
+		left = append(left, e)
+	}
+	n.mu.Unlock()
+	for _, e := range left {
+		n.abandon(e.ctx, e)
+	}
+}
+
+// end records the outcome of an attempt and frees its slot.
+func (n *Node) end(ctx context.Context, e *execution, err error) {
 	outcome := n.outcome(ctx, e, err)
 	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
-
 	n.mu.Lock()
 	delete(n.running, e.row.ID)
 	n.mu.Unlock()
 	e.queue.released()
-}
-
-// await waits for the handler, or gives up on one that ignores its cancelled context for longer
-// than the grace period: its goroutine is left behind, but its slot and its job are freed.
-func (n *Node) await(ctx context.Context, e *execution, done <-chan error) error {
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	grace := n.clock.NewTimer(n.cfg.TimeoutGrace)
-	defer grace.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-grace.Chan():
-	case <-n.forceEnd:
-	}
-	n.logger.Error("rota: abandoning a handler that ignores its cancelled context", "job", e.row.ID, "kind", e.row.Kind,
-		"cause", context.Cause(ctx), "grace", n.cfg.TimeoutGrace)
-	return errAbandoned
+	e.cancel(nil)
+	n.jobs.Done()
 }
 
 // outcome turns what the handler returned into the job's next state.

@@ -115,18 +115,19 @@ type Node struct {
 	mu      sync.Mutex
 	running map[int64]*execution
 
-	started   bool
-	stopOnce  sync.Once
-	stopFetch chan struct{}   // closed: claim no more
-	workCtx   context.Context // cancelled with errShutdown when draining runs out of time
-	stopWork  context.CancelCauseFunc
-	forceEnd  chan struct{} // closed: stop waiting for handlers that ignore cancellation
-	fetchers  sync.WaitGroup
-	jobs      sync.WaitGroup
-	bgCancel  context.CancelFunc
-	bg        sync.WaitGroup
-	drainDone chan struct{} // closed: the completer may finish
-	compDone  chan struct{}
+	started     bool
+	stopOnce    sync.Once
+	stopFetch   chan struct{}   // closed: claim no more
+	workCtx     context.Context // cancelled with errShutdown when draining runs out of time
+	stopWork    context.CancelCauseFunc
+	idle        chan *execution // runners waiting for a job receive from it (see start)
+	runnersDone chan struct{}   // closed when the node has stopped: idle runners return
+	fetchers    sync.WaitGroup
+	jobs        sync.WaitGroup
+	bgCancel    context.CancelFunc
+	bg          sync.WaitGroup
+	drainDone   chan struct{} // closed: the completer may finish
+	compDone    chan struct{}
 }
 
 var (
@@ -165,15 +166,16 @@ func NewNode(cfg Config) (*Node, error) {
 	setDefault(&cfg.Version, "dev")
 	cfg.Retention = cfg.Retention.withDefaults()
 	n := &Node{
-		cfg:       cfg,
-		clock:     cfg.Clock,
-		logger:    cfg.Logger.With("node", cfg.ID),
-		kinds:     cfg.Workers.Kinds(),
-		running:   map[int64]*execution{},
-		stopFetch: make(chan struct{}),
-		forceEnd:  make(chan struct{}),
-		drainDone: make(chan struct{}),
-		compDone:  make(chan struct{}),
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		logger:      cfg.Logger.With("node", cfg.ID),
+		kinds:       cfg.Workers.Kinds(),
+		running:     map[int64]*execution{},
+		stopFetch:   make(chan struct{}),
+		idle:        make(chan *execution),
+		runnersDone: make(chan struct{}),
+		drainDone:   make(chan struct{}),
+		compDone:    make(chan struct{}),
 	}
 	sort.Strings(n.kinds)
 	if cfg.availableMemory == nil {
@@ -316,10 +318,11 @@ func (n *Node) stop(ctx context.Context) error {
 		select {
 		case <-jobsDone:
 		case <-n.clock.After(n.cfg.TimeoutGrace):
-			close(n.forceEnd)
+			n.abandonAll()
 			<-jobsDone
 		}
 	}
+	close(n.runnersDone)
 	close(n.drainDone)
 	select {
 	case <-n.compDone:

@@ -21,6 +21,16 @@ func WithDeadline(parent context.Context, clock clockwork.Clock, deadline time.T
 	}
 }
 
+// Arm gives ctx a deadline at clock.Now() + d without making a context of its own: when the
+// clock reaches it, cancel, which must be ctx's own CancelCauseFunc, is called with
+// context.DeadlineExceeded. A node arms one per job on the context it already made for
+// cancelling the job, where WithTimeout would add a second context, with a done channel of its
+// own, to every job. stop disarms the timer.
+func Arm(ctx context.Context, cancel context.CancelCauseFunc, clock clockwork.Clock, d time.Duration) (_ context.Context, stop func() bool) {
+	timer := clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return deadlineCtx{Context: ctx, deadline: clock.Now().Add(d)}, timer.Stop
+}
+
 // WithTimeout is WithDeadline at clock.Now() + d.
 func WithTimeout(parent context.Context, clock clockwork.Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	return WithDeadline(parent, clock, clock.Now().Add(d))

@@ -38,3 +38,33 @@ func TestParentCausePassesThrough(t *testing.T) {
 		t.Fatalf("cause %v, want the parent's", context.Cause(ctx))
 	}
 }
+
+func TestArmCancelsWithDeadlineExceeded(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	armed, stop := Arm(ctx, cancel, clock, time.Minute)
+	if d, _ := armed.Deadline(); !d.Equal(clock.Now().Add(time.Minute)) {
+		t.Fatalf("deadline %v", d)
+	}
+	clock.Advance(time.Minute)
+	<-armed.Done()
+	if !errors.Is(context.Cause(armed), context.DeadlineExceeded) {
+		t.Fatalf("cause %v", context.Cause(armed))
+	}
+	if stop() {
+		t.Fatal("stop reported a timer that had not fired")
+	}
+
+	// Disarmed, the clock passing the deadline cancels nothing.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	_, stop = Arm(ctx, cancel, clock, time.Minute)
+	if !stop() {
+		t.Fatal("stop found no timer to stop")
+	}
+	clock.Advance(time.Hour)
+	if ctx.Err() != nil {
+		t.Fatalf("disarmed context cancelled: %v", context.Cause(ctx))
+	}
+}
