@@ -32,6 +32,29 @@ func (t *rotaTarget) Open(ctx context.Context) (Instance, error) {
 	return &rotaInstance{store: st, cleanup: cleanup, client: rota.NewClient(st, &rota.ClientConfig{Logger: quietLogger})}, nil
 }
 
+// RotaApart returns a Target like Rota whose client inserts through a store of its own, opened
+// by open on the same data, as a producer in another process does. On PostgreSQL an insert then
+// reaches the node through NOTIFY (coalesced per queue every 5 ms), not through the inserting
+// store's wake-up of its own subscribers.
+func RotaApart(name string, open func(ctx context.Context) (node, client store.Store, cleanup func() error, err error)) Target {
+	return &rotaApartTarget{name: name, open: open}
+}
+
+type rotaApartTarget struct {
+	name string
+	open func(ctx context.Context) (node, client store.Store, cleanup func() error, err error)
+}
+
+func (t *rotaApartTarget) Name() string { return t.name }
+
+func (t *rotaApartTarget) Open(ctx context.Context) (Instance, error) {
+	st, client, cleanup, err := t.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rotaInstance{store: st, cleanup: cleanup, client: rota.NewClient(client, &rota.ClientConfig{Logger: quietLogger})}, nil
+}
+
 // Args is the benchmark's no-op job.
 type Args struct {
 	Seq int64 `json:"seq"`

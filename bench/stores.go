@@ -65,3 +65,20 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// PostgresApart is Postgres for a Target whose client has a store of its own on the same schema,
+// as a producer in another process has: see RotaApart.
+func PostgresApart(url string) func(ctx context.Context) (node, client store.Store, cleanup func() error, err error) {
+	return func(ctx context.Context) (store.Store, store.Store, func() error, error) {
+		st, cleanup, err := Postgres(url)(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		schema := st.(*postgres.Store).Schema()
+		client, err := postgres.Open(ctx, url, postgres.WithSchema(schema), postgres.WithLogger(quietLogger))
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, cleanup())
+		}
+		return st, client, func() error { return errors.Join(client.Close(), cleanup()) }, nil
+	}
+}

@@ -72,7 +72,7 @@ func main() {
 	for _, name := range strings.Split(*systems, ",") {
 		t, ok := targets[strings.TrimSpace(name)]
 		if !ok {
-			fatal(fmt.Errorf("unknown system %q: want some of %s", name, strings.Join(systemNames, ",")))
+			fatal(fmt.Errorf("unknown system %q: want some of %s", name, strings.Join(append(systemNames, extraSystems...), ",")))
 		}
 		run = append(run, t)
 	}
@@ -132,12 +132,18 @@ var systemNames = []string{
 	"rota-postgres", "river-postgres", "river-postgres-bench", "asynq-redis",
 }
 
+// extraSystems run only when -systems names them: rota-postgres-apart is rota on PostgreSQL with
+// the inserting client on a store of its own, as a producer in another process, for the latency
+// workload (its other figures are rota-postgres's).
+var extraSystems = []string{"rota-postgres-apart"}
+
 func allTargets(sqliteDir, pgURL, redisAddr string, redisDB int) map[string]target {
 	return map[string]target{
 		"rota-sqlite":          {Target: bench.Rota("rota-sqlite", bench.SQLite(sqliteDir))},
 		"river-sqlite":         {Target: &riverTarget[*sql.Tx]{name: "river-sqlite", open: riverSQLite(sqliteDir)}, baseline: "rota-sqlite"},
 		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baseline: "rota-sqlite", workOnly: true},
 		"rota-postgres":        {Target: bench.Rota("rota-postgres", bench.Postgres(pgURL))},
+		"rota-postgres-apart":  {Target: bench.RotaApart("rota-postgres-apart", bench.PostgresApart(pgURL))},
 		"river-postgres":       {Target: &riverTarget[pgx.Tx]{name: "river-postgres", open: riverPostgres(pgURL)}, baseline: "rota-postgres"},
 		"river-postgres-bench": {Target: &riverTarget[pgx.Tx]{name: "river-postgres-bench", open: riverPostgres(pgURL), benchmark: true}, baseline: "rota-postgres", workOnly: true},
 		"asynq-redis":          {Target: &asynqTarget{addr: redisAddr, db: redisDB}, baseline: "rota-postgres", noBatch: true},

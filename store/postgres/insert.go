@@ -218,7 +218,7 @@ func (s *Store) insertSQL(q string, unique bool) string {
 	if unique {
 		conflict = "ON CONFLICT DO NOTHING"
 	}
-	return strings.Replace(s.sql(q), "{on_conflict}", conflict, 1)
+	return s.sql(strings.Replace(q, "{on_conflict}", conflict, 1))
 }
 
 // insertOne is insertRows for one job.
