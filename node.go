@@ -94,8 +94,8 @@ type Config struct {
 	Singleton string
 }
 
-// Node runs jobs: it claims them from its queues, runs each in its own goroutine under a
-// heartbeated lease, and records outcomes. Create it with NewNode, then Start and Stop it.
+// Node runs jobs: it claims them from its queues, runs each on a runner goroutine (see start)
+// under a heartbeated lease, and records outcomes. Create it with NewNode, then Start and Stop it.
 type Node struct {
 	cfg        Config
 	client     *Client
