@@ -138,9 +138,6 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if err != nil {
 		return p, fmt.Errorf("%w: encode args of kind %q: %v", ErrInvalid, p.Kind, err)
 	}
-	if !json.Valid(raw) {
-		return p, fmt.Errorf("%w: args of kind %q are not valid JSON", ErrInvalid, p.Kind)
-	}
 	if len(raw) > c.maxArgsBytes {
 		return p, fmt.Errorf("%w: args of kind %q are %d bytes, over the limit of %d bytes", ErrInvalid, p.Kind, len(raw), c.maxArgsBytes)
 	}

@@ -96,10 +96,8 @@ func (n *Node) newElector() error {
 	}
 	el.Add(&leader.Loop{ServiceName: "rescuer", Every: n.cfg.RescueInterval, Clock: n.clock, Do: n.rescue})
 	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
-	if sched, ok := n.cfg.Store.(store.Scheduler); ok {
-		p := &planner.Planner{Store: sched, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
-		el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})
-	}
+	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
+	el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})
 	for _, s := range lc.Services {
 		el.Add(s)
 	}

@@ -33,12 +33,12 @@ const (
 // admits reports whether the node may claim now.
 func (n *Node) memoryAdmits() bool {
 	f := &n.memFloor
+	f.mu.Lock() // before min, which turns 0 where memory cannot be read
+	defer f.mu.Unlock()
 	if f.min == 0 {
 		return true
 	}
 	now := n.clock.Now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if !f.checked.IsZero() && now.Sub(f.checked) < memoryCheckEvery {
 		return !f.closed
 	}

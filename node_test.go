@@ -227,6 +227,8 @@ func TestRescueReturnsJobsOfADeadNode(t *testing.T) {
 		t.Fatalf("claim by the doomed node: %v, %d jobs", err, len(claimed))
 	}
 	b.clock.Advance(RescueIntervalDefault) // too early: the lease holds
+	// A rescue pass made now, not left to the loop's goroutine, so the check below follows it.
+	b.node.rescue(context.Background())
 	if row := b.get(t, job.ID); row.State != StateRunning {
 		t.Fatalf("rescued before its lease expired: %s", row.State)
 	}
@@ -253,6 +255,12 @@ func TestStopDrainsRunningJobs(t *testing.T) {
 	recv(t, started)
 	stopped := make(chan error, 1)
 	go func() { stopped <- b.node.Stop(context.Background()) }()
+	<-b.node.stopFetch // Stop has begun
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while a job ran", err)
+	default:
+	}
 	close(release)
 	if err := recv(t, stopped); err != nil {
 		t.Fatalf("stop: %v", err)

@@ -43,48 +43,36 @@ type ScheduleRow struct {
 	Next []time.Time `json:"next"`
 }
 
-func (c *Client) scheduler() (store.Scheduler, error) {
-	s, ok := c.store.(store.Scheduler)
-	if !ok {
-		return nil, fmt.Errorf("rota: %T does not store schedules", c.store)
-	}
-	return s, nil
-}
-
 // UpsertSchedule validates s and stores it, replacing a schedule of the same name. Changing the
 // expression or zone cancels occurrences planned under the old timing that have not started.
 func (c *Client) UpsertSchedule(ctx context.Context, s Schedule) (*ScheduleRow, error) {
-	sched, err := c.scheduler()
-	if err != nil {
-		return nil, err
-	}
-	row, parsed, err := c.scheduleRow(s)
+	row, err := c.scheduleRow(s)
 	if err != nil {
 		return nil, fmt.Errorf("rota: schedule %q: %w", s.Name, err)
 	}
-	stored, err := sched.UpsertSchedule(ctx, row)
+	stored, err := c.store.UpsertSchedule(ctx, row)
 	if err != nil {
 		return nil, fmt.Errorf("rota: schedule %q: %w", s.Name, err)
 	}
-	return &ScheduleRow{Schedule: stored, Next: parsed.NextN(c.clock.Now(), 3)}, nil
+	return c.withNext(stored), nil
 }
 
-func (c *Client) scheduleRow(s Schedule) (store.Schedule, *cron.Schedule, error) {
+func (c *Client) scheduleRow(s Schedule) (store.Schedule, error) {
 	if err := validName("schedule name", s.Name); err != nil {
-		return store.Schedule{}, nil, err
+		return store.Schedule{}, err
 	}
 	if s.Zone == "" {
 		s.Zone = "UTC"
 	}
 	parsed, err := cron.Parse(s.Expr, s.Zone)
 	if err != nil {
-		return store.Schedule{}, nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return store.Schedule{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if s.Missed == "" {
 		s.Missed = MissedRunOnce
 	}
 	if s.Missed != MissedRunOnce && s.Missed != MissedSkip {
-		return store.Schedule{}, nil, fmt.Errorf("%w: missed policy %q: use %q or %q", ErrInvalid, s.Missed, MissedRunOnce, MissedSkip)
+		return store.Schedule{}, fmt.Errorf("%w: missed policy %q: use %q or %q", ErrInvalid, s.Missed, MissedRunOnce, MissedSkip)
 	}
 	var opts InsertOpts
 	if s.Opts != nil {
@@ -92,21 +80,17 @@ func (c *Client) scheduleRow(s Schedule) (store.Schedule, *cron.Schedule, error)
 	}
 	p, err := c.params(s.Args, &opts)
 	if err != nil {
-		return store.Schedule{}, nil, err
+		return store.Schedule{}, err
 	}
 	return store.Schedule{
 		Name: s.Name, Expr: parsed.Expr(), Zone: parsed.Zone(), Kind: p.Kind, Queue: p.Queue, Args: p.Args,
 		Priority: p.Priority, MaxAttempts: p.MaxAttempts, Tags: p.Tags, Missed: s.Missed,
-	}, parsed, nil
+	}, nil
 }
 
 // GetSchedule returns one schedule with its next three occurrences.
 func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleRow, error) {
-	sched, err := c.scheduler()
-	if err != nil {
-		return nil, err
-	}
-	s, err := sched.GetSchedule(ctx, name)
+	s, err := c.store.GetSchedule(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("rota: schedule %q: %w", name, err)
 	}
@@ -115,11 +99,7 @@ func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleRow, er
 
 // ListSchedules returns every schedule with its next three occurrences.
 func (c *Client) ListSchedules(ctx context.Context) ([]*ScheduleRow, error) {
-	sched, err := c.scheduler()
-	if err != nil {
-		return nil, err
-	}
-	list, err := sched.ListSchedules(ctx)
+	list, err := c.store.ListSchedules(ctx)
 	if err != nil {
 		return nil, fmtErr("list schedules", err)
 	}
@@ -140,11 +120,7 @@ func (c *Client) withNext(s store.Schedule) *ScheduleRow {
 
 // DeleteSchedule removes a schedule and cancels its occurrences that have not started.
 func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
-	sched, err := c.scheduler()
-	if err != nil {
-		return err
-	}
-	if err := sched.DeleteSchedule(ctx, name); err != nil {
+	if err := c.store.DeleteSchedule(ctx, name); err != nil {
 		return fmt.Errorf("rota: delete schedule %q: %w", name, err)
 	}
 	return nil
@@ -163,11 +139,7 @@ func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
 }
 
 func (c *Client) setSchedulePaused(ctx context.Context, name string, paused bool) error {
-	sched, err := c.scheduler()
-	if err != nil {
-		return err
-	}
-	if err := sched.SetSchedulePaused(ctx, name, paused); err != nil {
+	if err := c.store.SetSchedulePaused(ctx, name, paused); err != nil {
 		return fmt.Errorf("rota: schedule %q: %w", name, err)
 	}
 	return nil

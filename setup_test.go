@@ -117,10 +117,7 @@ func (b *bundle) timers(t *testing.T, n int) {
 // the heartbeat, the leader's rescuer and pruner loops, the elector's (its tick, plus its renew
 // deadline where the store has leases) and the node registry's.
 func baseTimers(n *Node) int {
-	count := len(n.queues) + 1 + 2 + 1
-	if _, ok := n.cfg.Store.(store.Scheduler); ok {
-		count++ // the cron planner
-	}
+	count := len(n.queues) + 1 + 2 + 1 + 1 // ... and the cron planner
 	if _, ok := n.cfg.Store.(store.Leaser); ok && !n.cfg.Leader.Standalone {
 		count++
 	}

@@ -59,7 +59,6 @@ type Workers struct {
 
 // registration is one kind's worker with its args type erased, so the node can run any kind.
 type registration struct {
-	kind      string
 	backoff   backoff.Policy
 	singleton string
 	// timeoutFor returns the limit for one job: the worker's Timeouter, else the kind's timeout.
@@ -102,7 +101,6 @@ func AddWorker[T Args](ws *Workers, w Worker[T], opts *WorkerOptions) {
 		}
 	}
 	ws.kinds[kind] = &registration{
-		kind:       kind,
 		backoff:    backoff.Policy{Base: opts.BackoffBase, Max: opts.BackoffMax},
 		timeoutFor: timeoutFor,
 		singleton:  opts.Singleton,

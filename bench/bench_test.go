@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"context"
 	"flag"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rotahq/rota/internal/pgtest"
 )
 
 // The size of one benchmark op. One op is one whole workload on a fresh store, so the figures
@@ -36,24 +34,8 @@ func BenchmarkSQLite(b *testing.B) {
 }
 
 func BenchmarkPostgreSQL(b *testing.B) {
-	url := postgresURL()
-	pool, err := pgxpool.New(context.Background(), url)
-	if err == nil {
-		err = pool.Ping(context.Background())
-		pool.Close()
-	}
-	if err != nil {
-		b.Skipf("PostgreSQL at %s: %v", url, err)
-	}
+	url := pgtest.URL(b) // fails in CI when no server answers, skips elsewhere
 	runBenchmarks(b, Rota("rota-postgres", Postgres(url)))
-}
-
-// postgresURL is the database the PostgreSQL benchmarks create their schemas in.
-func postgresURL() string {
-	if url := os.Getenv("ROTA_TEST_POSTGRES_URL"); url != "" {
-		return url
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
 func runBenchmarks(b *testing.B, t Target) {

@@ -97,11 +97,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			logger.Warn("rota: closing the store", "error", err)
-		}
-	}()
+	defer closeStore(st, logger)
 	workers := rota.NewWorkers()
 	builtin.Register(workers, builtin.Config{AllowPrograms: o.allow})
 	node, err := rota.NewNode(rota.Config{

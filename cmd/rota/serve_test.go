@@ -24,12 +24,7 @@ func startServe(t *testing.T, e *env, args ...string) *syncBuffer {
 		a := newApp(&stdout, &stderr)
 		done <- a.run(ctx, append([]string{"--store", e.store, "serve"}, args...))
 	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case code := <-done:
@@ -39,8 +34,7 @@ func startServe(t *testing.T, e *env, args ...string) *syncBuffer {
 		case <-time.After(30 * time.Second):
 			t.Errorf("serve did not stop:\n%s", stderr.String())
 		}
-	}
-	t.Cleanup(stop)
+	})
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(stderr.String(), "rota: serving") {
 		select {
@@ -58,7 +52,7 @@ func startServe(t *testing.T, e *env, args ...string) *syncBuffer {
 
 func TestServeRunsBuiltinKinds(t *testing.T) {
 	e := newEnv(t)
-	log := startServe(t, e, "--queues", "default=4,other")
+	startServe(t, e, "--queues", "default=4,other")
 
 	r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "echo", "hello").ok(t)
 	if r.stdout != "hello\n" {
@@ -95,9 +89,6 @@ func TestServeRunsBuiltinKinds(t *testing.T) {
 	var execRes struct{ Stdout string }
 	if err := json.Unmarshal(job.Result, &execRes); err != nil || job.State != rota.StateCompleted || execRes.Stdout != "json\n" {
 		t.Fatalf("job %d is %s with result %s", job.ID, job.State, job.Result)
-	}
-	if !strings.Contains(log.String(), "rota: serving") {
-		t.Fatalf("serve log:\n%s", log.String())
 	}
 }
 

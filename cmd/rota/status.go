@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/store"
 )
@@ -33,42 +34,40 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show the nodes serving the store and which of them leads",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			st, err := a.openStore(ctx, a.quietLogger())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			reg, okReg := st.(store.NodeRegistry)
-			leaser, okLease := st.(store.Leaser)
-			if !okReg || !okLease {
-				return fmt.Errorf("%s keeps no node registry or leases", a.storeName())
-			}
-			now, err := reg.Now(ctx)
-			if err != nil {
-				return err
-			}
-			view := statusView{Store: a.storeName()}
-			if view.Nodes, err = reg.ListNodes(ctx); err != nil {
-				return err
-			}
-			lease, err := leaser.GetLease(ctx, leader.NameDefault)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-			case err != nil:
-				return err
-			default:
-				held := lease.Owner != "" && !lease.ExpiresAt.Before(now)
-				view.Leader = &leaderView{Lease: lease, Held: held, AgeSeconds: now.Sub(lease.AcquiredAt).Seconds()}
-			}
-			if a.jsonOutput() {
-				if view.Nodes == nil {
-					view.Nodes = []store.NodeInfo{}
+			return a.withClient(cmd, func(client *rota.Client) error {
+				ctx := cmd.Context()
+				st := client.Store()
+				reg, okReg := st.(store.NodeRegistry)
+				leaser, okLease := st.(store.Leaser)
+				if !okReg || !okLease {
+					return fmt.Errorf("%s keeps no node registry or leases", a.storeName())
 				}
-				return a.printJSON(view)
-			}
-			a.printStatus(view, now)
-			return nil
+				now, err := reg.Now(ctx)
+				if err != nil {
+					return err
+				}
+				view := statusView{Store: a.storeName()}
+				if view.Nodes, err = reg.ListNodes(ctx); err != nil {
+					return err
+				}
+				lease, err := leaser.GetLease(ctx, leader.NameDefault)
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+				case err != nil:
+					return err
+				default:
+					held := lease.Owner != "" && !lease.ExpiresAt.Before(now)
+					view.Leader = &leaderView{Lease: lease, Held: held, AgeSeconds: now.Sub(lease.AcquiredAt).Seconds()}
+				}
+				if a.jsonOutput() {
+					if view.Nodes == nil {
+						view.Nodes = []store.NodeInfo{}
+					}
+					return a.printJSON(view)
+				}
+				a.printStatus(view, now)
+				return nil
+			})
 		},
 	}
 }

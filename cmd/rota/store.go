@@ -46,12 +46,14 @@ func (a *app) client(ctx context.Context) (*rota.Client, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	closeStore := func() {
-		if err := st.Close(); err != nil {
-			logger.Warn("rota: closing the store", "error", err)
-		}
+	return rota.NewClient(st, &rota.ClientConfig{Logger: logger}), func() { closeStore(st, logger) }, nil
+}
+
+// closeStore closes st, logging what fails: the command's work is done by then.
+func closeStore(st store.Store, logger *slog.Logger) {
+	if err := st.Close(); err != nil {
+		logger.Warn("rota: closing the store", "error", err)
 	}
-	return rota.NewClient(st, &rota.ClientConfig{Logger: logger}), closeStore, nil
 }
 
 // storeName is --store as it may be shown: without a password.

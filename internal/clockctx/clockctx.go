@@ -14,9 +14,9 @@ import (
 // reaches deadline.
 func WithDeadline(parent context.Context, clock clockwork.Clock, deadline time.Time) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	timer := clock.AfterFunc(clock.Until(deadline), func() { cancel(context.DeadlineExceeded) })
-	return deadlineCtx{Context: ctx, deadline: deadline}, func() {
-		timer.Stop()
+	armed, stop := arm(ctx, cancel, clock, deadline)
+	return armed, func() {
+		stop()
 		cancel(context.Canceled)
 	}
 }
@@ -27,8 +27,12 @@ func WithDeadline(parent context.Context, clock clockwork.Clock, deadline time.T
 // cancelling the job, where WithTimeout would add a second context, with a done channel of its
 // own, to every job. stop disarms the timer.
 func Arm(ctx context.Context, cancel context.CancelCauseFunc, clock clockwork.Clock, d time.Duration) (_ context.Context, stop func() bool) {
-	timer := clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
-	return deadlineCtx{Context: ctx, deadline: clock.Now().Add(d)}, timer.Stop
+	return arm(ctx, cancel, clock, clock.Now().Add(d))
+}
+
+func arm(ctx context.Context, cancel context.CancelCauseFunc, clock clockwork.Clock, deadline time.Time) (context.Context, func() bool) {
+	timer := clock.AfterFunc(clock.Until(deadline), func() { cancel(context.DeadlineExceeded) })
+	return deadlineCtx{Context: ctx, deadline: deadline}, timer.Stop
 }
 
 // WithTimeout is WithDeadline at clock.Now() + d.

@@ -71,6 +71,9 @@ func (c *Completer) Pending() int {
 // pending is abandoned to the rescuer).
 func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 	for {
+		if ctx.Err() != nil {
+			return // what is pending is the rescuer's now
+		}
 		batch := c.take()
 		if len(batch) > 0 {
 			c.write(ctx, batch)

@@ -22,7 +22,6 @@ package leader
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -190,14 +189,12 @@ func (e *Elector) round(ctx context.Context) time.Duration {
 	if leader {
 		interval = e.cfg.RenewEvery
 	}
-	callCtx, cancel := clockctx.WithTimeout(ctx, e.cfg.Clock, interval)
-	defer cancel()
-	if leader {
-		// A call still blocked at the deadline must not let us act past it.
-		var cancelDeadline context.CancelFunc
-		callCtx, cancelDeadline = clockctx.WithDeadline(callCtx, e.cfg.Clock, e.deadline)
-		defer cancelDeadline()
+	deadline := e.cfg.Clock.Now().Add(interval)
+	if leader && e.deadline.Before(deadline) {
+		deadline = e.deadline // a call still blocked at the step-down deadline must not let us act past it
 	}
+	callCtx, cancel := clockctx.WithDeadline(ctx, e.cfg.Clock, deadline)
+	defer cancel()
 	if reset, err := e.storeWasReset(callCtx); err != nil {
 		e.cfg.Logger.Warn("rota: leader election: cannot read store identity", "error", err)
 		return interval
@@ -284,7 +281,9 @@ func (e *Elector) release() {
 	}
 	ctx, cancel := clockctx.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.RenewEvery)
 	defer cancel()
-	if err := e.cfg.Leaser.ReleaseLease(ctx, e.cfg.Name, e.cfg.Owner); err != nil && !errors.Is(err, context.Canceled) {
+	// ctx ends only by its timeout, whose Err is context.Canceled (clockctx cancels with a
+	// cause): every error here is worth the warning.
+	if err := e.cfg.Leaser.ReleaseLease(ctx, e.cfg.Name, e.cfg.Owner); err != nil {
 		e.cfg.Logger.Warn("rota: releasing the leader lease failed; it will expire", "error", err)
 	}
 }

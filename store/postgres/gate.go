@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // notifyGate spaces out the NOTIFYs of inserts: at most one per queue per interval from this
@@ -14,18 +16,20 @@ import (
 // its queue one, sent by a timer when the interval ends, so an idle node wakes at most one
 // interval late.
 type notifyGate struct {
+	clock    clockwork.Clock // the host's clock in production: the interval is this process's pacing
 	interval time.Duration
 	send     func(queues []string)
 
 	mu     sync.Mutex
 	last   map[string]time.Time // when a NOTIFY for the queue was last let through
 	owed   map[string]struct{}
-	timer  *time.Timer
+	timer  clockwork.Timer
 	closed bool
 }
 
-func newNotifyGate(interval time.Duration, send func(queues []string)) *notifyGate {
+func newNotifyGate(clock clockwork.Clock, interval time.Duration, send func(queues []string)) *notifyGate {
 	return &notifyGate{
+		clock:    clock,
 		interval: interval,
 		send:     send,
 		last:     make(map[string]time.Time),
@@ -39,7 +43,7 @@ func (g *notifyGate) take(queues []string) []string {
 	if g.interval <= 0 || len(queues) == 0 {
 		return queues
 	}
-	now := time.Now()
+	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var through []string
@@ -53,7 +57,7 @@ func (g *notifyGate) take(queues []string) []string {
 		through = append(through, q)
 	}
 	if len(g.owed) > 0 && g.timer == nil && !g.closed {
-		g.timer = time.AfterFunc(g.interval, g.flush)
+		g.timer = g.clock.AfterFunc(g.interval, g.flush)
 	}
 	return through
 }
@@ -68,7 +72,7 @@ func (g *notifyGate) flush() {
 	}
 	queues := slices.Sorted(maps.Keys(g.owed))
 	clear(g.owed)
-	now := time.Now()
+	now := g.clock.Now()
 	for q, last := range g.last {
 		if now.Sub(last) >= g.interval {
 			delete(g.last, q) // forget idle queues: the map stays as small as the busy set

@@ -143,15 +143,20 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 	var out []*store.JobRow
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		out = nil
-		if _, err := tx.Exec(ctx, pinPlanSQL); err != nil {
-			return fmt.Errorf("pin plan: %w", err)
-		}
-		if _, err := tx.Exec(ctx, s.sql(lockLimitsSQL), p.Queue, p.Kinds); err != nil {
-			return fmt.Errorf("lock limits: %w", err)
-		}
-		usage, err := s.limitUsage(ctx, tx, p)
-		if err != nil {
-			return fmt.Errorf("limit usage: %w", err)
+		// One round trip: the plan settings (they last until the commit), the lock, and the usage
+		// under it. The server runs the three in order, and the usage statement takes its
+		// snapshot when it starts, after the lock is granted.
+		var usage []limitplan.Usage
+		b := &pgx.Batch{}
+		b.Queue(pinPlanSQL)
+		b.Queue(s.sql(lockLimitsSQL), p.Queue, p.Kinds)
+		b.Queue(s.sql(limitUsageSQL), s.now(), p.Queue, p.Kinds).Query(func(rs pgx.Rows) error {
+			var err error
+			usage, err = scanUsage(rs)
+			return err
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("lock limits and read their usage: %w", err)
 		}
 		plan := limitplan.New(p.Queue, p.Kinds, p.Max, usage)
 		for {
@@ -179,11 +184,8 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 	return out, err
 }
 
-func (s *Store) limitUsage(ctx context.Context, tx pgx.Tx, p store.ClaimParams) ([]limitplan.Usage, error) {
-	rs, err := tx.Query(ctx, s.sql(limitUsageSQL), s.now(), p.Queue, p.Kinds)
-	if err != nil {
-		return nil, err
-	}
+// scanUsage reads the rows of limitUsageSQL.
+func scanUsage(rs pgx.Rows) ([]limitplan.Usage, error) {
 	defer rs.Close()
 	var out []limitplan.Usage
 	for rs.Next() {

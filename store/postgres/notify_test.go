@@ -226,7 +226,8 @@ func TestCloseEndsSubscriptions(t *testing.T) {
 
 func TestNotifyGate(t *testing.T) {
 	sent := make(chan []string, 4)
-	g := newNotifyGate(20*time.Millisecond, func(q []string) { sent <- q })
+	clock := clockwork.NewFakeClock()
+	g := newNotifyGate(clock, 20*time.Millisecond, func(q []string) { sent <- q })
 	defer g.close()
 	if got := g.take([]string{"a", "b"}); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("first take = %v, want both queues", got)
@@ -236,6 +237,7 @@ func TestNotifyGate(t *testing.T) {
 		t.Fatalf("second take = %v, want none", got)
 	}
 	g.take([]string{"a", "b"})
+	clock.Advance(20 * time.Millisecond)
 	select {
 	case q := <-sent:
 		if !slices.Equal(q, []string{"a", "b"}) {
@@ -249,7 +251,7 @@ func TestNotifyGate(t *testing.T) {
 		t.Fatalf("take of a new queue = %v", got)
 	}
 
-	open := newNotifyGate(0, func([]string) { t.Error("a gate with no interval owes nothing") })
+	open := newNotifyGate(clock, 0, func([]string) { t.Error("a gate with no interval owes nothing") })
 	for range 3 {
 		if got := open.take([]string{"a"}); !slices.Equal(got, []string{"a"}) {
 			t.Fatalf("interval 0: take = %v", got)

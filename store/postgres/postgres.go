@@ -87,6 +87,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
 )
@@ -183,7 +184,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		"{jobs_id_seq}", quoteLiteral(pgx.Identifier{cfg.schema, "jobs_id_seq"}.Sanitize()),
 		"{lease_tokens}", quoteLiteral(pgx.Identifier{cfg.schema, "lease_tokens"}.Sanitize()),
 	)
-	s.gate = newNotifyGate(cfg.notifyInterval, s.notifyLater)
+	s.gate = newNotifyGate(clockwork.NewRealClock(), cfg.notifyInterval, s.notifyLater)
 	s.listener = newListener(s)
 	return s, nil
 }
