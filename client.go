@@ -101,6 +101,9 @@ func (c *Client) InsertTx(ctx context.Context, tx any, jobs []InsertManyParams) 
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkBusy(ctx, jobs); err != nil {
+		return nil, err
+	}
 	res, err := ti.InsertTx(ctx, tx, params)
 	if err != nil {
 		return nil, fmtErr("insert in transaction", err)

@@ -63,7 +63,7 @@ var errAbandoned = errors.New("handler did not return after its context was canc
 func (n *Node) start(q *queue, row *JobRow) {
 	ctx, cancel := context.WithCancelCause(n.workCtx)
 	reg := n.cfg.Workers.kinds[row.Kind]
-	e := &execution{row: row, queue: q, reg: reg, timeout: reg.timeoutFor(row), start: n.clock.Now(), ctx: ctx, cancel: cancel}
+	e := &execution{row: row, queue: q, reg: reg, start: n.clock.Now(), ctx: ctx, cancel: cancel}
 	n.mu.Lock()
 	n.running[row.ID] = e
 	n.mu.Unlock()
@@ -93,16 +93,24 @@ func (n *Node) runner(e *execution) {
 // abandoned meanwhile; it reports whether it ended it.
 func (n *Node) execute(e *execution) bool {
 	ctx := e.ctx
-	if e.timeout > 0 {
-		var disarm func() bool
-		ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
-		defer disarm()
+	var work func(context.Context) error
+	// Decoding runs user code too (UnmarshalJSON, a Timeouter), so it is protected like the handler.
+	err := protect(func() (err error) {
+		e.timeout, work, err = e.reg.bind(e.row, e)
+		return err
+	})
+	if err == nil {
+		if e.timeout > 0 {
+			var disarm func() bool
+			ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
+			defer disarm()
+		}
+		// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
+		// return before its attempt is ended without it.
+		unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })
+		err = protect(func() error { return work(ctx) })
+		unwatch()
 	}
-	// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
-	// return before its attempt is ended without it.
-	unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })
-	err := n.call(ctx, e)
-	unwatch()
 	if !e.ended.CompareAndSwap(false, true) {
 		return false
 	}
@@ -115,14 +123,14 @@ func (n *Node) execute(e *execution) bool {
 	return true
 }
 
-// call runs the handler, turning a panic into an error with its stack.
-func (n *Node) call(ctx context.Context, e *execution) (err error) {
+// protect calls f, turning a panic into an error with its stack.
+func protect(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: string(debug.Stack())}
 		}
 	}()
-	return e.reg.run(ctx, e.row, e)
+	return f()
 }
 
 // watch starts the grace period of an execution whose context is done.

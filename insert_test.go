@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
 )
 
 func TestInsertRejectsBadInputClearly(t *testing.T) {
@@ -92,6 +93,15 @@ func TestDropIfBusyRefusesWhenTheQueueIsFull(t *testing.T) {
 	}
 	if _, err := c.Insert(ctx, testArgs{N: 3}, &InsertOpts{Queue: "thumbnails"}); err != nil {
 		t.Fatalf("a normal insert into the busy queue: %v", err)
+	}
+	// In the caller's transaction too.
+	tx, err := c.Store().(*sqlite.Store).DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := c.InsertTx(ctx, tx, []InsertManyParams{{Args: testArgs{N: 4}, Opts: opts}}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("best-effort insert in a transaction: %v, want ErrBusy", err)
 	}
 }
 

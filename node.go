@@ -118,6 +118,8 @@ type Node struct {
 	started     bool
 	stopOnce    sync.Once
 	stopFetch   chan struct{}   // closed: claim no more
+	claimCtx    context.Context // the claims' context, cancelled when Stop runs out of time
+	endClaims   context.CancelFunc
 	workCtx     context.Context // cancelled with errShutdown when draining runs out of time
 	stopWork    context.CancelCauseFunc
 	idle        chan *execution // runners waiting for a job receive from it (see start)
@@ -252,6 +254,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.refreshLimits(ctx)
 	n.started = true
 	n.workCtx, n.stopWork = context.WithCancelCause(context.Background())
+	n.claimCtx, n.endClaims = context.WithCancel(context.Background())
 	bgCtx, cancel := context.WithCancel(context.Background())
 	n.bgCancel = cancel
 	n.goBackground(func() { n.completer.Run(bgCtx, n.drainDone); close(n.compDone) })
@@ -286,8 +289,10 @@ func (n *Node) goBackground(f func()) {
 
 // Stop shuts the node down gracefully: it claims nothing more, lets running jobs finish until ctx
 // ends, then cancels what is left; those jobs go back to their queue, first in line, without
-// using an attempt. Leases are held until nothing runs. Give ctx a deadline below your process
-// manager's kill timeout. Stop returns ctx's error if jobs had to be cancelled.
+// using an attempt. Leases are held until nothing runs. A claim still waiting on an unresponsive
+// store when ctx ends is cancelled too (what it may have claimed is rescued once its leases
+// expire). Give ctx a deadline below your process manager's kill timeout. Stop returns ctx's
+// error if jobs had to be cancelled.
 func (n *Node) Stop(ctx context.Context) error {
 	n.mu.Lock()
 	started := n.started
@@ -302,16 +307,25 @@ func (n *Node) Stop(ctx context.Context) error {
 
 func (n *Node) stop(ctx context.Context) error {
 	close(n.stopFetch)
-	n.fetchers.Wait()
+	fetched := make(chan struct{})
+	go func() {
+		n.fetchers.Wait()
+		close(fetched)
+	}()
+	if !doneBefore(ctx, fetched) {
+		// A claim still waits on a store that does not answer. Cancelling it may lose jobs it
+		// claimed after all; their leases expire and the rescuer hands them out again.
+		n.endClaims()
+		<-fetched
+	}
+	n.endClaims()
 	jobsDone := make(chan struct{})
 	go func() {
 		n.jobs.Wait()
 		close(jobsDone)
 	}()
 	var drainErr error
-	select {
-	case <-jobsDone:
-	case <-ctx.Done():
+	if !doneBefore(ctx, jobsDone) && n.runningCount() > 0 {
 		drainErr = fmt.Errorf("rota: node stop: %d jobs still running when the drain deadline passed; handed back: %w", n.runningCount(), ctx.Err())
 		n.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", n.runningCount())
 		n.stopWork(errShutdown)
@@ -319,9 +333,9 @@ func (n *Node) stop(ctx context.Context) error {
 		case <-jobsDone:
 		case <-n.clock.After(n.cfg.TimeoutGrace):
 			n.abandonAll()
-			<-jobsDone
 		}
 	}
+	<-jobsDone
 	close(n.runnersDone)
 	close(n.drainDone)
 	select {
@@ -334,6 +348,22 @@ func (n *Node) stop(ctx context.Context) error {
 	n.stopWork(errShutdown)
 	n.logger.Info("rota: node stopped")
 	return drainErr
+}
+
+// doneBefore waits for done or ctx's end and reports whether done closed; when both happened,
+// done wins.
+func doneBefore(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (n *Node) runningCount() int {

@@ -270,6 +270,46 @@ func TestStopDrainsRunningJobs(t *testing.T) {
 	}
 }
 
+// hungClaims is a store whose claims never answer, as over a connection to a database that
+// vanished without closing it; entered receives each claim's context.
+type hungClaims struct {
+	store.Store
+	entered chan context.Context
+}
+
+func (h hungClaims) Claim(ctx context.Context, _ store.ClaimParams) ([]*store.JobRow, error) {
+	h.entered <- ctx
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Stop's deadline bounds it even while a claim hangs: the claim is cancelled.
+func TestStopEndsAHungClaimAtItsDeadline(t *testing.T) {
+	entered := make(chan context.Context, 1)
+	b := setup(t, func(context.Context, *Job[testArgs]) error { return nil }, func(cfg *Config) {
+		cfg.Store = hungClaims{Store: cfg.Store, entered: entered}
+	})
+	claim := recv(t, entered)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.node.Stop(ctx) }()
+	<-b.node.stopFetch // Stop has begun
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) before its deadline while a claim was in flight", err)
+	case <-claim.Done():
+		t.Fatal("the claim was cancelled before Stop's deadline")
+	default:
+	}
+	cancel()
+	if err := recv(t, stopped); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if claim.Err() == nil {
+		t.Fatal("Stop returned with the claim still in flight")
+	}
+}
+
 func TestStopHandsInterruptedJobsBackFirstInLine(t *testing.T) {
 	started := make(chan struct{})
 	b := setup(t, untilCancelled(started), nil)
@@ -319,6 +359,34 @@ func TestPerJobTimeoutOverridesTheKinds(t *testing.T) {
 	if row := b.get(t, job.ID); !strings.Contains(row.Errors[0].Error, "timed out after 1h0m0s") {
 		t.Fatalf("errors %+v", row.Errors)
 	}
+}
+
+// panickyLimitArgs belong to a worker whose Timeouter panics on them.
+type panickyLimitArgs struct{}
+
+func (panickyLimitArgs) Kind() string { return "panicky-limit" }
+
+type panickyLimit struct{}
+
+func (panickyLimit) Timeout(*Job[panickyLimitArgs]) time.Duration { panic("no limit for this one") }
+
+func (panickyLimit) Work(context.Context, *Job[panickyLimitArgs]) error { return nil }
+
+// A Timeouter is user code like the handler: its panic fails the attempt, with its stack, and
+// the node runs on.
+func TestTimeouterPanicFailsTheAttempt(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, func(c *Config) {
+		AddWorker(c.Workers, Worker[panickyLimitArgs](panickyLimit{}), nil)
+	})
+	job := b.insert(t, panickyLimitArgs{}, nil)
+	b.event(t, EventJobFailed)
+	row := b.get(t, job.ID)
+	if row.State != StateRetryable || len(row.Errors) != 1 ||
+		!strings.Contains(row.Errors[0].Error, "no limit for this one") || !strings.Contains(row.Errors[0].Trace, "panickyLimit") {
+		t.Fatalf("after the Timeouter panicked: state %s errors %+v", row.State, row.Errors)
+	}
+	b.insert(t, testArgs{}, nil)
+	b.event(t, EventJobCompleted)
 }
 
 func TestMemoryFloorStopsClaimsUntilMemoryReturns(t *testing.T) {

@@ -1,7 +1,6 @@
 package rota
 
 import (
-	"context"
 	"sync/atomic"
 
 	"github.com/rotahq/rota/internal/completer"
@@ -84,7 +83,7 @@ func (q *queue) claim() {
 			return
 		}
 		ask := min(free, claimBatchMax)
-		rows, err := n.cfg.Store.Claim(context.Background(), store.ClaimParams{
+		rows, err := n.cfg.Store.Claim(n.claimCtx, store.ClaimParams{
 			Queue: q.name, Kinds: kinds, Max: ask, Owner: n.cfg.ID, LeaseFor: n.cfg.JobLease,
 		})
 		if err != nil {

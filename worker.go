@@ -61,9 +61,10 @@ type Workers struct {
 type registration struct {
 	backoff   backoff.Policy
 	singleton string
-	// timeoutFor returns the limit for one job: the worker's Timeouter, else the kind's timeout.
-	timeoutFor func(row *JobRow) time.Duration
-	run        func(ctx context.Context, row *JobRow, exec *execution) error
+	// bind decodes a claimed job's args, once, for the runner that runs it: it returns the
+	// attempt's time limit (the worker's Timeouter, else the kind's Timeout) and the handler
+	// call. Args that do not decode are a *badArgsError.
+	bind func(row *JobRow, exec *execution) (timeout time.Duration, work func(context.Context) error, err error)
 }
 
 // NewWorkers returns an empty registry.
@@ -87,29 +88,22 @@ func AddWorker[T Args](ws *Workers, w Worker[T], opts *WorkerOptions) {
 	if timeout == 0 {
 		timeout = JobTimeoutDefault
 	}
-	timeoutFor := func(*JobRow) time.Duration { return timeout }
-	if tw, ok := w.(Timeouter[T]); ok {
-		timeoutFor = func(row *JobRow) time.Duration {
-			job := &Job[T]{JobRow: row}
-			if json.Unmarshal(row.Args, &job.Args) != nil {
-				return timeout // the run reports the bad args
-			}
-			if d := tw.Timeout(job); d != 0 {
-				return d
-			}
-			return timeout
-		}
-	}
+	tw, _ := w.(Timeouter[T])
 	ws.kinds[kind] = &registration{
-		backoff:    backoff.Policy{Base: opts.BackoffBase, Max: opts.BackoffMax},
-		timeoutFor: timeoutFor,
-		singleton:  opts.Singleton,
-		run: func(ctx context.Context, row *JobRow, exec *execution) error {
+		backoff:   backoff.Policy{Base: opts.BackoffBase, Max: opts.BackoffMax},
+		singleton: opts.Singleton,
+		bind: func(row *JobRow, exec *execution) (time.Duration, func(context.Context) error, error) {
 			job := &Job[T]{JobRow: row, exec: exec}
 			if err := json.Unmarshal(row.Args, &job.Args); err != nil {
-				return &badArgsError{err: err}
+				return 0, nil, &badArgsError{err: err}
 			}
-			return w.Work(ctx, job)
+			limit := timeout
+			if tw != nil {
+				if d := tw.Timeout(job); d != 0 {
+					limit = d
+				}
+			}
+			return limit, func(ctx context.Context) error { return w.Work(ctx, job) }, nil
 		},
 	}
 }

@@ -79,8 +79,9 @@ type JobRow struct {
 	AttemptedAt time.Time `json:"attempted_at,omitzero"`
 	FinalizedAt time.Time `json:"finalized_at,omitzero"`
 
-	// Owner, LeaseUntil and Fence describe the current claim. Fence grows on every claim; outcomes
-	// carrying an older fence are ignored.
+	// Owner, LeaseUntil and Fence describe the current claim. Owner and LeaseUntil are set only
+	// while the job runs: whatever ends the attempt (an outcome, the rescuer) clears them. Fence
+	// grows on every claim and stays; outcomes carrying an older fence are ignored.
 	Owner           string    `json:"owner,omitempty"`
 	LeaseUntil      time.Time `json:"lease_until,omitzero"`
 	Fence           int64     `json:"fence"`

@@ -203,23 +203,6 @@ func TestInsertCopy(t *testing.T) {
 	}
 }
 
-// A job superseded by a later job in the same call is reported as it ended.
-func TestSupersedeInOneCall(t *testing.T) {
-	s := open(t)
-	a, b := job("k"), job("k")
-	a.UniqueKey, b.UniqueKey, b.Supersede = "x", "x", true
-	res := mustInsert(t, s, a, b)
-	if res[0].Job.State != store.StateCancelled || res[0].Job.FinalizedAt.IsZero() {
-		t.Fatalf("superseded result: %+v", res[0].Job)
-	}
-	if res[1].Duplicate || res[1].Job.State != store.StateAvailable {
-		t.Fatalf("superseding result: %+v", res[1])
-	}
-	if got := mustGet(t, s, res[0].Job.ID); got.State != store.StateCancelled {
-		t.Fatalf("superseded job is %s", got.State)
-	}
-}
-
 // Many concurrent superseding inserts of one key leave exactly one job holding it, and every
 // other job they created cancelled.
 func TestSupersedeConcurrent(t *testing.T) {

@@ -110,7 +110,7 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 			return store.ErrJobRunning
 		}
 		if out, err = updateJob(t, `UPDATE jobs SET state = 'available', run_at = ?, finalized_at = NULL,
-				cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1)
+				owner = NULL, lease_until = NULL, cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1)
 			WHERE id = ?`, micros(t.now), id); err != nil {
 			return err
 		}

@@ -22,7 +22,8 @@ func completeSQL(n int) string {
 		finalized_at = o.finalized_at,
 		result = coalesce(o.result, jobs.result),
 		errors = CASE WHEN o.error IS NULL THEN jobs.errors
-			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt)) END
+			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt)) END,
+		owner = NULL, lease_until = NULL
 	FROM o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = 'running'
 	RETURNING jobs.id, jobs.queue`

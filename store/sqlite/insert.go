@@ -93,7 +93,8 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	now = truncate(now)
 	res := make([]store.InsertResult, len(params))
 	var notes []store.Notification
-	var plain []int // indexes into params
+	var plain []int              // indexes into params
+	keyed := make(map[int64]int) // job id -> index into res, of the keyed jobs inserted so far
 	c := make(counts)
 	flush := func() error {
 		for len(plain) > 0 {
@@ -119,8 +120,19 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		if err != nil {
 			return nil, nil, err
 		}
+		if !res[i].Duplicate {
+			keyed[res[i].Job.ID] = i
+		}
 		for _, h := range cancelled {
-			c.move(h.Queue, h.State, store.StateCancelled, 1)
+			if k, ok := keyed[h.ID]; ok {
+				// Inserted by this call: its result says how it ended, and it is counted once,
+				// as cancelled, below.
+				ended := *res[k].Job
+				ended.State, ended.FinalizedAt = store.StateCancelled, now
+				res[k].Job = &ended
+			} else {
+				c.move(h.Queue, h.State, store.StateCancelled, 1)
+			}
 			notes = append(notes, store.Notification{Topic: store.TopicFinal, Queue: h.Queue, JobID: h.ID})
 		}
 	}

@@ -53,7 +53,8 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 				finalized_at = CASE WHEN attempt >= max_attempts THEN ?1 END,
 				errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object(
 					'attempt', attempt, 'at', ?2,
-					'error', 'lease expired: owner ' || coalesce(owner, '') || ' stopped renewing it'))
+					'error', 'lease expired: owner ' || coalesce(owner, '') || ' stopped renewing it')),
+				owner = NULL, lease_until = NULL
 			WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_running
 				WHERE state = 'running' AND lease_until < ?1
 				ORDER BY lease_until LIMIT ?3)

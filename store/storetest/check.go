@@ -47,6 +47,14 @@ func wantState(t *testing.T, j *store.JobRow, want store.State) {
 	}
 }
 
+// wantUnclaimed checks that j carries no claim: only a running job has an owner and a lease.
+func wantUnclaimed(t *testing.T, j *store.JobRow) {
+	t.Helper()
+	if j.Owner != "" || !j.LeaseUntil.IsZero() {
+		t.Errorf("job %d (%s): owner %q, lease until %v; want none", j.ID, j.State, j.Owner, j.LeaseUntil)
+	}
+}
+
 // wantFinalized checks that j ended in state at the given time.
 func wantFinalized(t *testing.T, j *store.JobRow, state store.State, at time.Time) {
 	t.Helper()

@@ -24,6 +24,7 @@ func testCompleteCompleted(t *testing.T, e *env) {
 	e.advance(time.Second)
 	got := e.completeOK(store.Outcome{ID: j.ID, Fence: c.Fence, State: store.StateCompleted, Result: []byte(`{"ok": true}`)})
 	wantFinalized(t, got, store.StateCompleted, e.now())
+	wantUnclaimed(t, got)
 	wantJSON(t, "Result", got.Result, []byte(`{"ok":true}`))
 	if got.Attempt != 1 || len(got.Errors) != 0 {
 		t.Errorf("attempt %d errors %v; want 1 and none", got.Attempt, got.Errors)
@@ -43,6 +44,7 @@ func testCompleteRetryable(t *testing.T, e *env) {
 	first := e.now()
 	got := fail(1, c.Fence, "boom")
 	wantState(t, got, store.StateRetryable)
+	wantUnclaimed(t, got)
 	wantTime(t, "RunAt", got.RunAt, e.now().Add(time.Minute))
 	if !got.FinalizedAt.IsZero() {
 		t.Errorf("a retryable job has FinalizedAt %v", got.FinalizedAt)

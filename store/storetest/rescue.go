@@ -100,6 +100,7 @@ func testRescue(t *testing.T, e *env) {
 	r := e.get(j.ID)
 	sameJob(t, got[0], r)
 	wantState(t, r, store.StateRetryable)
+	wantUnclaimed(t, r)
 	wantTime(t, "RunAt", r.RunAt, e.now())
 	if len(r.Errors) != 1 || r.Errors[0].Attempt != 1 || r.Errors[0].Error == "" || !r.Errors[0].At.Equal(e.now()) {
 		t.Errorf("errors after rescue: %+v; want one for attempt 1 at now", r.Errors)

@@ -14,6 +14,7 @@ var uniqueTests = map[string]func(*testing.T, *env){
 	"InOneCall":          testUniqueInOneCall,
 	"Supersede":          testSupersede,
 	"SupersedeRunning":   testSupersedeRunning,
+	"SupersedeInOneCall": testSupersedeInOneCall,
 	"ConcurrentInserts":  testUniqueConcurrent,
 	"OtherKeysUnrelated": testUniqueOtherKeys,
 }
@@ -112,6 +113,23 @@ func testSupersede(t *testing.T, e *env) {
 	// The new job holds the key for plain inserts.
 	if d := e.insertResults(keyed("x"))[0]; !d.Duplicate || d.Job.ID != r.Job.ID {
 		t.Fatalf("insert after supersede: %+v; want a duplicate of %d", d, r.Job.ID)
+	}
+}
+
+// A job superseded by a later job of the same call is reported as it ended, and counted once.
+func testSupersedeInOneCall(t *testing.T, e *env) {
+	p := keyed("x")
+	p.Supersede = true
+	res := e.insertResults(keyed("x"), p)
+	if res[0].Duplicate || res[1].Duplicate || res[0].Job.ID == res[1].Job.ID {
+		t.Fatalf("results %+v, %+v; want two new jobs", res[0], res[1])
+	}
+	wantFinalized(t, res[0].Job, store.StateCancelled, e.now())
+	wantFinalized(t, e.get(res[0].Job.ID), store.StateCancelled, e.now())
+	wantState(t, res[1].Job, store.StateAvailable)
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 1 || counts[store.StateAvailable] != 1 {
+		t.Fatalf("counts %v; want 1 cancelled, 1 available", counts)
 	}
 }
 
