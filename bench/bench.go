@@ -114,6 +114,11 @@ type Result struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// JobsPerSec is Jobs / Elapsed: throughput, or for latency the rate actually achieved.
 	JobsPerSec float64 `json:"jobs_per_sec"`
+	// CPU is the CPU time the whole machine used during Elapsed (see machineBusy), and CPUPerJob
+	// that over Jobs: what a job costs, however the work was spread over processes and cores.
+	// Both are zero where the machine does not tell.
+	CPU       time.Duration `json:"cpu_ns,omitempty"`
+	CPUPerJob time.Duration `json:"cpu_per_job_ns,omitempty"`
 	// Latency holds percentiles of what LatencyOf names, when the workload records one.
 	Latency   *Percentiles `json:"latency,omitempty"`
 	LatencyOf string       `json:"latency_of,omitempty"`

@@ -13,7 +13,7 @@ import (
 // insert to handler start for the latency workload.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tworkload\tjobs\tjobs/s\tp50\tp90\tp99\tmax\t  latency of")
+	fmt.Fprintln(tw, "system\tworkload\tjobs\tjobs/s\tcpu/job\tp50\tp90\tp99\tmax\t  latency of")
 	for _, r := range results {
 		lat := [4]string{"-", "-", "-", "-"}
 		if p := r.Latency; p != nil {
@@ -23,8 +23,8 @@ func WriteTable(w io.Writer, results []Result) error {
 		if r.Err != "" {
 			of = "FAILED: " + r.Err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.Workload, r.Jobs,
-			FormatRate(r.JobsPerSec), lat[0], lat[1], lat[2], lat[3], of)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.Workload, r.Jobs,
+			FormatRate(r.JobsPerSec), FormatCPU(r.CPUPerJob), lat[0], lat[1], lat[2], lat[3], of)
 	}
 	return tw.Flush()
 }
@@ -47,6 +47,14 @@ func FormatRate(perSec float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// FormatCPU prints a job's CPU time in microseconds, or "-" when it was not measured.
+func FormatCPU(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
 }
 
 // FormatDuration prints a latency in milliseconds, with two decimals below 10 ms where the

@@ -20,13 +20,13 @@ func drain(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	if err != nil {
 		return err
 	}
-	begin := time.Now()
+	watch := startWatch()
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
 	waitErr := completed.wait(ctx, stallTimeout)
 	if waitErr == nil {
-		res.Elapsed = time.Since(begin)
+		watch.stop(res)
 	}
 	res.Jobs = int(completed.n.Load())
 	if err := stop(runner); waitErr == nil && err != nil {
@@ -61,11 +61,11 @@ func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error 
 	}
 	defer stop(runner)
 
-	begin := time.Now()
+	watch := startWatch()
 	if err := paced(ctx, inst, cfg, total, inserted); err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
-	res.Elapsed = time.Since(begin)
+	watch.stop(res)
 	res.Jobs = total
 
 	select {

@@ -39,6 +39,9 @@ func Run(ctx context.Context, t Target, w Workload, cfg Config) (Result, error) 
 	if res.Elapsed > 0 {
 		res.JobsPerSec = float64(res.Jobs) / res.Elapsed.Seconds()
 	}
+	if res.Jobs > 0 {
+		res.CPUPerJob = res.CPU / time.Duration(res.Jobs)
+	}
 	return res, nil
 }
 
@@ -68,7 +71,7 @@ func RunAll(ctx context.Context, t Target, ws []Workload, cfg Config) ([]Result,
 func insertMany(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	calls := make([]time.Duration, 0, cfg.Jobs/cfg.Batch+1)
 	seqs := make([]int64, 0, cfg.Batch)
-	begin := time.Now()
+	watch := startWatch()
 	for done := 0; done < cfg.Jobs; done += len(seqs) {
 		seqs = seqs[:0]
 		for i := done; i < min(done+cfg.Batch, cfg.Jobs); i++ {
@@ -81,21 +84,21 @@ func insertMany(ctx context.Context, inst Instance, cfg Config, res *Result) err
 		calls = append(calls, time.Since(t0))
 		res.Jobs += len(seqs)
 	}
-	res.Elapsed = time.Since(begin)
+	watch.stop(res)
 	res.Latency, res.LatencyOf = percentiles(calls), latencyOfBatch
 	return nil
 }
 
 func insertOne(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	calls := make([]time.Duration, cfg.Jobs)
-	begin := time.Now()
+	watch := startWatch()
 	err := parallel(ctx, cfg.Concurrency, cfg.Jobs, func(ctx context.Context, seq int64) error {
 		t0 := time.Now()
 		err := inst.Insert(ctx, seq)
 		calls[seq] = time.Since(t0)
 		return err
 	})
-	res.Elapsed = time.Since(begin)
+	watch.stop(res)
 	if err != nil {
 		return err
 	}

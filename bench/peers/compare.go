@@ -12,45 +12,46 @@ import (
 // writeComparison prints one row per result with rota's ratio to it: rota's figure divided by the
 // peer's, for the same workload, rota on the comparable store (SQLite for River on SQLite,
 // PostgreSQL for River on PostgreSQL and for Asynq, the other store made for a fleet). A jobs/s
-// ratio above 1 means rota is faster; a latency ratio below 1 means rota's is lower.
+// ratio above 1 means rota is faster; a latency or CPU-per-job ratio below 1 means rota's is lower.
 func writeComparison(w io.Writer, results []bench.Result) error {
 	targets := allTargets("", "", "", 0)
 	byKey := map[string]bench.Result{}
 	for _, r := range results {
 		byKey[r.System+"/"+string(r.Workload)] = r
 	}
-	fmt.Fprintln(w, "rota/peer: jobs/s above 1 = rota faster; p50, p99 below 1 = rota's lower. p50/p99: insert→start for latency, one call for the inserts.")
+	fmt.Fprintln(w, "rota/peer: jobs/s above 1 = rota faster; cpu/job, p50, p99 below 1 = rota's lower. p50/p99: insert→start for latency, one call for the inserts; cpu/job: the whole machine's CPU time per job.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tworkload\tjobs/s\tp50\tp99\t compared with\trota/peer jobs/s\trota/peer p50\trota/peer p99\t")
+	fmt.Fprintln(tw, "system\tworkload\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trota/peer cpu/job\trota/peer p50\trota/peer p99\t")
 	for _, r := range results {
 		p50, p99 := "-", "-"
 		if r.Latency != nil {
 			p50, p99 = bench.FormatDuration(r.Latency.P50), bench.FormatDuration(r.Latency.P99)
 		}
-		rate := bench.FormatRate(r.JobsPerSec)
+		rate, cpu := bench.FormatRate(r.JobsPerSec), bench.FormatCPU(r.CPUPerJob)
 		if r.Err != "" {
 			rate = "failed"
 		}
 		base, ok := byKey[targets[r.System].baseline+"/"+string(r.Workload)]
 		if !ok || r.Err != "" || base.Err != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t \t\t\t\t\n", r.System, r.Workload, rate, p50, p99)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t \t\t\t\t\t\n", r.System, r.Workload, rate, cpu, p50, p99)
 			continue
 		}
 		rRate, rP50, rP99 := "-", "-", "-"
 		if r.JobsPerSec > 0 {
 			rRate = ratio(base.JobsPerSec / r.JobsPerSec)
 		}
+		rCPU := durRatio(base.CPUPerJob, r.CPUPerJob)
 		if base.Latency != nil && r.Latency != nil {
 			rP50 = durRatio(base.Latency.P50, r.Latency.P50)
 			rP99 = durRatio(base.Latency.P99, r.Latency.P99)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t%s\t%s\t%s\t\n", r.System, r.Workload, rate, p50, p99, base.System, rRate, rP50, rP99)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\t%s\t%s\t%s\t%s\t\n", r.System, r.Workload, rate, cpu, p50, p99, base.System, rRate, rCPU, rP50, rP99)
 	}
 	return tw.Flush()
 }
 
 func durRatio(rota, peer time.Duration) string {
-	if peer <= 0 {
+	if rota <= 0 || peer <= 0 {
 		return "-"
 	}
 	return ratio(float64(rota) / float64(peer))
