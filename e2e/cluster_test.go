@@ -147,16 +147,13 @@ func (c *cluster) applicationName(id string) string { return c.schema + "/" + id
 // sessions are over, what it committed is all it will ever commit.
 func (c *cluster) waitDisconnected(t *testing.T, id string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		n := c.sessions(t, id)
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s still has %d sessions in the server %v after it ended", id, n, within)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var n int
+	gone := eventually(within, pollEvery, func() bool {
+		n = c.sessions(t, id)
+		return n == 0
+	})
+	if !gone {
+		t.Fatalf("node %s still has %d sessions in the server %v after it ended", id, n, within)
 	}
 }
 

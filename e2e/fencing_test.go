@@ -90,52 +90,49 @@ func TestPausedNodeIsFenced(t *testing.T) {
 	}
 }
 
-// waitRunsBy polls the job log until node has run n jobs.
 // waitStarted waits until node has started n of the slow scripts.
 func (c *cluster) waitStarted(t *testing.T, node string, n int, within time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+	got := 0
+	started := eventually(within, pollEvery, func() bool {
 		data, _ := os.ReadFile(c.jobLogPath() + ".started")
-		got := 0
+		got = 0
 		for _, line := range strings.Split(string(data), "\n") {
 			if strings.HasSuffix(line, " "+node) {
 				got++
 			}
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s started %d of its %d jobs within %v", node, got, n, within)
-		}
+		return got >= n
+	})
+	if !started {
+		t.Fatalf("%s started %d of its %d jobs within %v", node, got, n, within)
 	}
 }
 
+// waitRunsBy polls the job log until node has run n jobs.
 func (c *cluster) waitRunsBy(t *testing.T, node string, n int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		got := 0
+	got := 0
+	ran := eventually(within, pollEvery, func() bool {
+		got = 0
 		for _, nodes := range c.runs(t) {
 			got += len(slices.DeleteFunc(slices.Clone(nodes), func(by string) bool { return by != node }))
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s ran %d jobs within %v, want %d", node, got, within, n)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return got >= n
+	})
+	if !ran {
+		t.Fatalf("%s ran %d jobs within %v, want %d", node, got, within, n)
 	}
 }
 
 // waitHeld polls until node runs every job of ids, and returns each job's fence in that claim.
 func (c *cluster) waitHeld(t *testing.T, node string, ids []int64, within time.Duration) map[int64]int64 {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		fences := map[int64]int64{}
+	var fences map[int64]int64
+	held := eventually(within, pollEvery, func() bool {
+		fences = map[int64]int64{}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		for _, id := range ids {
 			j, err := c.client.Get(ctx, id)
 			if err != nil {
@@ -145,25 +142,23 @@ func (c *cluster) waitHeld(t *testing.T, node string, ids []int64, within time.D
 				fences[id] = j.Fence
 			}
 		}
-		cancel()
-		if len(fences) == len(ids) {
-			return fences
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s runs %d of the %d jobs after %v", node, len(fences), len(ids), within)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(fences) == len(ids)
+	})
+	if !held {
+		t.Fatalf("%s runs %d of the %d jobs after %v", node, len(fences), len(ids), within)
 	}
+	return fences
 }
 
 // waitClaimedAgain polls until every job in fences has been claimed after the claim whose fence
 // is given.
 func (c *cluster) waitClaimedAgain(t *testing.T, fences map[int64]int64, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		again := 0
+	again := 0
+	claimed := eventually(within, pollEvery, func() bool {
+		again = 0
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		for id, fence := range fences {
 			j, err := c.client.Get(ctx, id)
 			if err != nil {
@@ -173,14 +168,10 @@ func (c *cluster) waitClaimedAgain(t *testing.T, fences map[int64]int64, within 
 				again++
 			}
 		}
-		cancel()
-		if again == len(fences) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d jobs claimed again within %v:\n%s", again, len(fences), within, c.unfinished(t))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return again == len(fences)
+	})
+	if !claimed {
+		t.Fatalf("%d of %d jobs claimed again within %v:\n%s", again, len(fences), within, c.unfinished(t))
 	}
 }
 
@@ -188,23 +179,24 @@ func (c *cluster) waitClaimedAgain(t *testing.T, fences map[int64]int64, within 
 // returns each job's report.
 func waitIgnored(t *testing.T, n *node, fences map[int64]int64, within time.Duration) map[int64]record {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ignored := map[int64]record{}
+	var ignored map[int64]record
+	all := false
+	// A node that exited reports nothing more: stop waiting then, too.
+	eventually(within, pollEvery, func() bool {
+		ignored = map[int64]record{}
 		for _, r := range n.records("rota: outcome ignored: the job's lease was lost") {
 			ignored[r.int("job")] = r
 		}
-		all := true
+		all = true
 		for id := range fences {
 			_, ok := ignored[id]
 			all = all && ok
 		}
-		if all {
-			return ignored
-		}
-		if n.exited() || time.Now().After(deadline) {
-			t.Fatalf("%s reported %d refused outcomes (exited: %v), want one for each of the %d jobs it lost", n.id, len(ignored), n.exited(), len(fences))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return all || n.exited()
+	})
+	if !all {
+		t.Fatalf("%s reported %d refused outcomes within %v (exited: %v), want one for each of the %d jobs it lost",
+			n.id, len(ignored), within, n.exited(), len(fences))
 	}
+	return ignored
 }

@@ -90,35 +90,41 @@ func (c *cluster) counts(ctx context.Context) (map[rota.State]int64, error) {
 	return total, nil
 }
 
+// countEvery is how often waitCompleted counts the jobs: less often than pollEvery, because a
+// count scans every job, thousands in the larger tests, and the database should serve the nodes.
+// Those waits last seconds to minutes; ending one a little later costs nothing.
+const countEvery = 100 * time.Millisecond
+
 // waitCompleted polls until at least want jobs are completed, failing after within. Errors are
 // tolerated until then: a test may be restarting the database. It returns the last counts.
 func (c *cluster) waitCompleted(t *testing.T, want int64, within time.Duration) map[rota.State]int64 {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last map[rota.State]int64
 	var lastErr error
-	for {
+	completed := eventually(within, countEvery, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		counts, err := c.counts(ctx)
-		cancel()
-		if err == nil {
-			last = counts
-			if counts[rota.StateCompleted] >= want {
-				return counts
-			}
-			for _, s := range []rota.State{rota.StateDiscarded, rota.StateCancelled, rota.StateExpired} {
-				if counts[s] > 0 {
-					t.Fatalf("%d jobs ended %s; counts %v; some unfinished jobs:\n%s", counts[s], s, counts, c.unfinished(t))
-				}
-			}
-		}
 		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("%d jobs completed within %v, want %d; counts %v (last error: %v); some unfinished jobs:\n%s",
-				last[rota.StateCompleted], within, want, last, lastErr, c.unfinished(t))
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = counts
+		if counts[rota.StateCompleted] >= want {
+			return true
+		}
+		for _, s := range []rota.State{rota.StateDiscarded, rota.StateCancelled, rota.StateExpired} {
+			if counts[s] > 0 {
+				t.Fatalf("%d jobs ended %s; counts %v; some unfinished jobs:\n%s", counts[s], s, counts, c.unfinished(t))
+			}
+		}
+		return false
+	})
+	if !completed {
+		t.Fatalf("%d jobs completed within %v, want %d; counts %v (last error: %v); some unfinished jobs:\n%s",
+			last[rota.StateCompleted], within, want, last, lastErr, c.unfinished(t))
 	}
+	return last
 }
 
 // perJob reports failures of a check run over thousands of jobs, up to a limit, then stops the

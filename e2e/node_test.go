@@ -66,19 +66,21 @@ func (n *node) cleanup() {
 // waitLog polls the node's log until a record with message msg appears, and returns it.
 func (n *node) waitLog(t *testing.T, msg string, within time.Duration) record {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	var r record
+	logged := eventually(within, pollEvery, func() bool {
 		if rs := n.records(msg); len(rs) > 0 {
-			return rs[0]
+			r = rs[0]
+			return true
 		}
 		if n.exited() {
 			t.Fatalf("node %s exited (%v) before logging %q:\n%s", n.id, n.err, msg, n.out.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s did not log %q within %v:\n%s", n.id, msg, within, n.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !logged {
+		t.Fatalf("node %s did not log %q within %v:\n%s", n.id, msg, within, n.out.String())
 	}
+	return r
 }
 
 // records returns the node's log records whose message starts with msg, oldest first.

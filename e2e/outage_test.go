@@ -93,19 +93,16 @@ func TestStoreOutage(t *testing.T) {
 // each node's listener has reconnected, so inserts wake the nodes again rather than their poll.
 func (c *cluster) waitListening(t *testing.T, want int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	var n int
+	var err error
+	listening := eventually(within, pollEvery, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		var n int
-		err := c.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+		defer cancel()
+		err = c.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
 			"rota listener ("+c.schema+")").Scan(&n)
-		cancel()
-		if err == nil && n == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d listeners connected after %v, want %d (error: %v)", n, within, want, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && n == want
+	})
+	if !listening {
+		t.Fatalf("%d listeners connected after %v, want %d (error: %v)", n, within, want, err)
 	}
 }

@@ -44,14 +44,14 @@ func (c *cluster) leader(t *testing.T) (string, int64) {
 // waitLeader polls `rota status` until a node other than not leads, and returns it.
 func (c *cluster) waitLeader(t *testing.T, not string, within time.Duration) (string, int64) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		if owner, token := c.leader(t); owner != "" && owner != not {
-			return owner, token
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no leader other than %q within %v: %+v", not, within, c.status(t))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var owner string
+	var token int64
+	led := eventually(within, pollEvery, func() bool {
+		owner, token = c.leader(t)
+		return owner != "" && owner != not
+	})
+	if !led {
+		t.Fatalf("no leader other than %q within %v: %+v", not, within, c.status(t))
 	}
+	return owner, token
 }
