@@ -63,6 +63,13 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
 			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
 		} else {
 			for note := range ch {
+				if note.Topic == store.TopicChanged {
+					// Another process wrote, what is unknown: every queue looks.
+					for _, q := range n.queues {
+						q.signal()
+					}
+					continue
+				}
 				q := byName[note.Queue]
 				if q == nil {
 					continue

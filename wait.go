@@ -44,7 +44,8 @@ func (c *Client) Wait(ctx context.Context, id int64) (*JobRow, error) {
 	}
 }
 
-// waitForFinal returns when the job may have ended: a notification names it, or a poll is due.
+// waitForFinal returns when the job may have ended: a notification names it or says that another
+// process changed the store, or a poll is due.
 // A closed subscription is dropped, leaving the poll.
 func waitForFinal(ctx context.Context, id int64, finals *<-chan store.Notification, poll <-chan time.Time) error {
 	for {
@@ -58,7 +59,7 @@ func waitForFinal(ctx context.Context, id int64, finals *<-chan store.Notificati
 				*finals = nil
 				continue
 			}
-			if n.Topic == store.TopicFinal && n.JobID == id {
+			if (n.Topic == store.TopicFinal && n.JobID == id) || n.Topic == store.TopicChanged {
 				return nil
 			}
 		}

@@ -16,8 +16,8 @@ import (
 )
 
 // SQLite returns an Opener that creates each store in a new file under dir ("" for the system's
-// temporary directory) and deletes it afterwards. The store keeps rota's defaults, which
-// includes synchronous=FULL: every commit is on disk when Insert returns.
+// temporary directory) and deletes it afterwards. The store keeps rota's defaults
+// (synchronous=NORMAL: a commit survives a crash of the process, see sqlite.SynchronousDefault).
 func SQLite(dir string) Opener {
 	return func(ctx context.Context) (store.Store, func() error, error) {
 		tmp, err := os.MkdirTemp(dir, "rota-bench-")
@@ -30,6 +30,26 @@ func SQLite(dir string) Opener {
 			return nil, nil, err
 		}
 		return st, func() error { return errors.Join(st.Close(), os.RemoveAll(tmp)) }, nil
+	}
+}
+
+// SQLiteApart is SQLite for a Target whose client opens the same file a second time, with
+// connections of its own, as a producer in another process does: see RotaApart.
+func SQLiteApart(dir string) func(ctx context.Context) (node, client store.Store, cleanup func() error, err error) {
+	return func(ctx context.Context) (store.Store, store.Store, func() error, error) {
+		tmp, err := os.MkdirTemp(dir, "rota-bench-")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		st, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, os.RemoveAll(tmp))
+		}
+		client, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, st.Close(), os.RemoveAll(tmp))
+		}
+		return st, client, func() error { return errors.Join(client.Close(), st.Close(), os.RemoveAll(tmp)) }, nil
 	}
 }
 

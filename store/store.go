@@ -108,6 +108,10 @@ const (
 	TopicInsert Topic = "insert"
 	// TopicFinal says job JobID reached a final state.
 	TopicFinal Topic = "final"
+	// TopicChanged says another process changed the store, and no more: a store that cannot tell
+	// what changed (SQLite, shared by processes on one host) sends it instead of the two above.
+	// Any queue may have new jobs and any job may have ended; subscribers look again.
+	TopicChanged Topic = "changed"
 )
 
 // Notification is one pushed event. Notifications may be coalesced: one TopicInsert stands for any

@@ -132,10 +132,10 @@ var systemNames = []string{
 	"rota-postgres", "river-postgres", "river-postgres-bench", "asynq-redis",
 }
 
-// extraSystems run only when -systems names them: rota-postgres-apart is rota on PostgreSQL with
-// the inserting client on a store of its own, as a producer in another process, for the latency
-// workload (its other figures are rota-postgres's).
-var extraSystems = []string{"rota-postgres-apart"}
+// extraSystems run only when -systems names them: rota-postgres-apart and rota-sqlite-apart are
+// rota with the inserting client on a store of its own, as a producer in another process, for
+// the latency workload (their other figures are rota-postgres's and rota-sqlite's).
+var extraSystems = []string{"rota-sqlite-apart", "rota-postgres-apart"}
 
 func allTargets(sqliteDir, pgURL, redisAddr string, redisDB int) map[string]target {
 	return map[string]target{
@@ -144,6 +144,7 @@ func allTargets(sqliteDir, pgURL, redisAddr string, redisDB int) map[string]targ
 		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baseline: "rota-sqlite", workOnly: true},
 		"rota-postgres":        {Target: bench.Rota("rota-postgres", bench.Postgres(pgURL))},
 		"rota-postgres-apart":  {Target: bench.RotaApart("rota-postgres-apart", bench.PostgresApart(pgURL))},
+		"rota-sqlite-apart":    {Target: bench.RotaApart("rota-sqlite-apart", bench.SQLiteApart(sqliteDir))},
 		"river-postgres":       {Target: &riverTarget[pgx.Tx]{name: "river-postgres", open: riverPostgres(pgURL)}, baseline: "rota-postgres"},
 		"river-postgres-bench": {Target: &riverTarget[pgx.Tx]{name: "river-postgres-bench", open: riverPostgres(pgURL), benchmark: true}, baseline: "rota-postgres", workOnly: true},
 		"asynq-redis":          {Target: &asynqTarget{addr: redisAddr, db: redisDB}, baseline: "rota-postgres", noBatch: true},

@@ -40,8 +40,9 @@
 // writer that finds the lock taken polls for it every few hundred microseconds, at random, for
 // up to the busy timeout (SQLite's own busy handler backs off to 100 ms, too coarse to find the
 // gaps between a busy neighbour's commits). Claims are atomic across processes: the claim's
-// UPDATE runs under the lock. Notifications reach the subscribers of the same Store only: other
-// processes find new jobs by polling.
+// UPDATE runs under the lock. Notifications of inserts and final jobs reach the subscribers of the
+// same Store; other processes' commits reach them as TopicChanged, within WatchIntervalDefault
+// (see watcher): SQLite tells that the file changed, not what changed.
 //
 // # Callers' transactions
 //

@@ -182,3 +182,27 @@ func TestChildClaimer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Another process's commit reaches this Store's subscribers as TopicChanged: SQLite tells that
+// the file changed, not what changed. b stands for the other process: connections of its own.
+func TestOtherProcessCommitNotifies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rota.db")
+	a, b := open(t, path), open(t, path)
+	ch, err := a.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, b, 1)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-ch:
+			if n.Topic == store.TopicChanged {
+				return
+			}
+			t.Fatalf("notification %+v; a's own Store wrote nothing", n)
+		case <-timeout:
+			t.Fatal("no TopicChanged within 10s")
+		}
+	}
+}

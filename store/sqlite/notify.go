@@ -14,7 +14,8 @@ import (
 const subscriberBuffer = 256
 
 // hub fans notifications out to the subscribers of this Store, after the commit they describe.
-// Other processes on the same file are not reached: they poll.
+// Other processes on the same file learn of this one's commits through their watcher (see
+// watcher), as a TopicChanged that says only that something changed.
 type hub struct {
 	mu     sync.Mutex
 	subs   map[chan store.Notification]struct{}
@@ -31,6 +32,9 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error
 	defer s.hub.mu.Unlock()
 	if s.hub.closed {
 		return nil, fmt.Errorf("sqlite: subscribe: %w", ErrClosed)
+	}
+	if err := s.startWatch(); err != nil {
+		return nil, fmt.Errorf("sqlite: subscribe: watch for other processes: %w", err)
 	}
 	s.hub.subs[ch] = struct{}{}
 	context.AfterFunc(ctx, func() { s.hub.remove(ch) })

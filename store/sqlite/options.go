@@ -45,15 +45,18 @@ type config struct {
 	busyTimeout time.Duration
 	readConns   int
 	logger      *slog.Logger
+	// watchInterval: see WatchIntervalDefault.
+	watchInterval time.Duration
 }
 
 func defaults() config {
 	return config{
-		clock:       clockwork.NewRealClock(),
-		synchronous: SynchronousDefault,
-		busyTimeout: BusyTimeoutDefault,
-		readConns:   ReadConnsDefault,
-		logger:      slog.Default(),
+		clock:         clockwork.NewRealClock(),
+		synchronous:   SynchronousDefault,
+		busyTimeout:   BusyTimeoutDefault,
+		readConns:     ReadConnsDefault,
+		logger:        slog.Default(),
+		watchInterval: WatchIntervalDefault,
 	}
 }
 
@@ -87,6 +90,16 @@ func WithReadConns(n int) Option {
 	return func(cfg *config) {
 		if n > 0 {
 			cfg.readConns = n
+		}
+	}
+}
+
+// WithWatchInterval sets how often a Store with subscribers looks for other processes' commits.
+// Defaults to WatchIntervalDefault.
+func WithWatchInterval(d time.Duration) Option {
+	return func(cfg *config) {
+		if d > 0 {
+			cfg.watchInterval = d
 		}
 	}
 }

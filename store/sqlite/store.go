@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -24,14 +25,18 @@ var ErrClosed = errors.New("store is closed")
 // Store is rota's store on one SQLite file. It is safe for concurrent use, and several processes
 // may open the same file.
 type Store struct {
-	clk    clockwork.Clock
-	log    *slog.Logger
-	db     *sql.DB // reads and callers' transactions
-	wdb    *sql.DB // the writer's single connection
-	w      *writer
-	hub    hub
-	mu     sync.RWMutex // orders closing against sends on w.reqs
-	closed bool
+	clk clockwork.Clock
+	log *slog.Logger
+	db  *sql.DB // reads and callers' transactions
+	wdb *sql.DB // the writer's single connection
+	w   *writer
+	hub hub
+	dsn string
+	// watch, started by the first Subscribe (under hub.mu), notices other processes' commits.
+	watch         *watcher
+	watchInterval time.Duration
+	mu            sync.RWMutex // orders closing against sends on w.reqs
+	closed        bool
 }
 
 var (
@@ -55,7 +60,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		}
 	}
 	dsn := dataSource(path, cfg)
-	s := &Store{clk: cfg.clock, log: cfg.logger}
+	s := &Store{clk: cfg.clock, log: cfg.logger, dsn: dsn, watchInterval: cfg.watchInterval}
 	s.hub.init()
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
@@ -145,5 +150,5 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	<-s.w.stopped
 	s.hub.close()
-	return errors.Join(s.w.conn.Close(), s.wdb.Close(), s.db.Close())
+	return errors.Join(s.watch.close(), s.w.conn.Close(), s.wdb.Close(), s.db.Close())
 }
