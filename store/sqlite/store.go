@@ -31,7 +31,6 @@ type Store struct {
 	wdb *sql.DB // the writer's single connection
 	w   *writer
 	hub hub
-	dsn string
 	// watch, started by the first Subscribe (under hub.mu), notices other processes' commits.
 	watch         *watcher
 	watchInterval time.Duration
@@ -60,7 +59,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		}
 	}
 	dsn := dataSource(path, cfg)
-	s := &Store{clk: cfg.clock, log: cfg.logger, dsn: dsn, watchInterval: cfg.watchInterval}
+	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval}
 	s.hub.init()
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
@@ -149,6 +148,10 @@ func (s *Store) Close() error {
 	close(s.w.reqs)
 	s.mu.Unlock()
 	<-s.w.stopped
-	s.hub.close()
-	return errors.Join(s.watch.close(), s.w.conn.Close(), s.wdb.Close(), s.db.Close())
+	s.hub.close() // from here on no Subscribe starts a watcher
+	s.hub.mu.Lock()
+	watch := s.watch
+	s.hub.mu.Unlock()
+	watch.close()
+	return errors.Join(s.w.conn.Close(), s.wdb.Close(), s.db.Close())
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/rotahq/rota/store"
@@ -16,15 +15,13 @@ import (
 const WatchIntervalDefault = 10 * time.Millisecond
 
 // watcher turns other processes' commits into TopicChanged notifications. SQLite cannot say what
-// another process wrote, only that the file changed: PRAGMA data_version, read on a connection
-// of its own, changes whenever any other connection commits. It starts with the first
-// subscriber, so a Store nobody subscribes to (a command that inserts and exits) pays nothing.
-//
-// Commits of this process's own connections change the counter too; they make the notification
-// spurious, not wrong: a subscriber looks again and finds nothing new. Local commits are
-// announced precisely by the hub already.
+// another process wrote, only that the file changed: PRAGMA data_version, read on one connection,
+// moves whenever any other connection commits, and only then. It is read on the writer's
+// connection, so this Store's own writes never move it: what moves it is another process, or a
+// caller's transaction on DB() (InsertTx), whose commit the Store cannot see either. The watcher
+// starts with the first subscriber, so a Store nobody subscribes to (a command that inserts and
+// exits) pays nothing.
 type watcher struct {
-	db   *sql.DB
 	stop chan struct{}
 	done chan struct{}
 }
@@ -34,29 +31,20 @@ func (s *Store) startWatch() error {
 	if s.watch != nil {
 		return nil
 	}
-	db, err := sql.Open("sqlite", s.dsn)
+	version, err := dataVersion(s.w.conn)
 	if err != nil {
 		return err
 	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(context.Background())
-	var version int64
-	if err == nil {
-		version, err = dataVersion(conn)
-	}
-	if err != nil {
-		db.Close()
-		return err
-	}
-	w := &watcher{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
 	s.watch = w
-	go s.watchLoop(w, conn, version)
+	go s.watchLoop(w, version)
 	return nil
 }
 
-func (s *Store) watchLoop(w *watcher, conn *sql.Conn, last int64) {
+// watchLoop reads the counter between the writer's statements: database/sql runs one call at a
+// time on a connection, and the read takes microseconds.
+func (s *Store) watchLoop(w *watcher, last int64) {
 	defer close(w.done)
-	defer conn.Close()
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
 	tick := time.NewTicker(s.watchInterval)
 	defer tick.Stop()
@@ -66,7 +54,7 @@ func (s *Store) watchLoop(w *watcher, conn *sql.Conn, last int64) {
 			return
 		case <-tick.C:
 		}
-		v, err := dataVersion(conn)
+		v, err := dataVersion(s.w.conn)
 		if err != nil {
 			s.log.Warn("sqlite: watching for other processes' commits failed; they are found by polling", "error", err)
 			continue
@@ -84,12 +72,10 @@ func dataVersion(conn *sql.Conn) (int64, error) {
 	return v, err
 }
 
-// close stops the watcher and waits for it.
-func (w *watcher) close() error {
-	if w == nil {
-		return nil
+// close stops the watcher, if it runs, and waits for it.
+func (w *watcher) close() {
+	if w != nil {
+		close(w.stop)
+		<-w.done
 	}
-	close(w.stop)
-	<-w.done
-	return errors.Join(w.db.Close())
 }
