@@ -20,15 +20,15 @@ var copyColumns = []string{
 // COPY's transaction, so the NOTIFYs go out at its commit.
 const copyPrepareSQL = `SELECT {now},
 	ARRAY(SELECT nextval({jobs_id_seq}) FROM generate_series(1, $2::integer)),
-	(SELECT count(pg_notify({insert_channel}, q)) FROM unnest($3::text[]) q)`
+	(SELECT count(pg_notify({insert_channel}, {origin} || q)) FROM unnest($3::text[]) q)`
 
 // copyInsert inserts params[idx...], which have no unique keys, with COPY. The ids are reserved
 // from the sequence first, so the rows are known without reading them back.
 func (s *Store) copyInsert(ctx context.Context, q querier, copyFrom copyFunc, params []store.InsertParams,
 	idx []int, out []store.InsertResult,
 ) error {
-	notify := s.gate.take(s.dueQueues(params, idx))
-	rs, err := q.query(ctx, s.sql(copyPrepareSQL), s.now(), len(idx), notify)
+	notify := s.notifyNow(q, s.dueQueues(params, idx))
+	rs, err := q.query(ctx, s.insertText(q, copyPrepareSQL), s.now(), len(idx), notify)
 	if err != nil {
 		return err
 	}

@@ -35,10 +35,10 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 	var res []store.InsertResult
 	var err error
 	if oneStatement(params) {
-		res, err = s.insert(ctx, pgxQuerier{c: s.pool}, params)
+		res, err = s.insert(ctx, pgxQuerier{c: s.pool, local: true}, params)
 	} else {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			res, err = s.insert(ctx, pgxQuerier{c: tx, canCopy: true}, params)
+			res, err = s.insert(ctx, pgxQuerier{c: tx, canCopy: true, local: true}, params)
 			return err
 		})
 	}
@@ -192,7 +192,7 @@ inserted AS (
 )
 SELECT {now},
 	ARRAY(SELECT coalesce(i.id, 0) FROM params p LEFT JOIN inserted i ON i.id = p.id ORDER BY p.ord),
-	(SELECT count(pg_notify({insert_channel}, queue)) FROM (
+	(SELECT count(pg_notify({insert_channel}, {origin} || queue)) FROM (
 		SELECT DISTINCT queue FROM inserted WHERE state = 'available' AND queue = ANY ($13::text[])) q)`
 
 // insertOneSQL is insertSQL for one job: the single-job insert is the commonest call, and a plain
@@ -208,17 +208,39 @@ WITH inserted AS (
 	RETURNING id, queue, state
 )
 SELECT {now}, coalesce((SELECT id FROM inserted), 0),
-	(SELECT count(pg_notify({insert_channel}, queue)) FROM inserted
+	(SELECT count(pg_notify({insert_channel}, {origin} || queue)) FROM inserted
 		WHERE state = 'available' AND queue = ANY ($13::text[]))`
 
 // insertSQL renders an insert statement. Only inserts with unique keys skip conflicts: ON
 // CONFLICT makes every row a speculative insertion, work a job without a key does not need.
-func (s *Store) insertSQL(q string, unique bool) string {
+func (s *Store) insertSQL(q querier, text string, unique bool) string {
 	conflict := ""
 	if unique {
 		conflict = "ON CONFLICT DO NOTHING"
 	}
-	return s.sql(strings.Replace(q, "{on_conflict}", conflict, 1))
+	return s.insertText(q, strings.Replace(text, "{on_conflict}", conflict, 1))
+}
+
+// insertText is sql for a statement that NOTIFYs inserts: only those that Insert announces
+// locally carry this Store's origin (see parseInsertPayload); the others must reach its
+// subscribers through the listener.
+func (s *Store) insertText(q querier, text string) string {
+	if !q.announced() {
+		text = strings.ReplaceAll(text, "{origin} || ", "")
+	}
+	return s.sql(text)
+}
+
+// notifyNow returns which of the queues an insert made work due in its own statement NOTIFYs.
+// Insert's go through the gate, which sends the rest later; Insert wakes this Store's
+// subscribers itself. Inserts in a caller's transaction (InsertTx) and the cron planner's
+// NOTIFY every queue at their commit: a NOTIFY the gate sent later might arrive before the
+// caller commits, waking nodes that find nothing, and nothing else tells this Store's own.
+func (s *Store) notifyNow(q querier, due []string) []string {
+	if q.announced() {
+		return s.gate.take(due)
+	}
+	return due
 }
 
 // insertOne is insertRows for one job.
@@ -233,8 +255,8 @@ func (s *Store) insertOne(ctx context.Context, q querier, p store.InsertParams) 
 	if len(p.Tags) > 0 {
 		tags = p.Tags
 	}
-	notify := s.gate.take(s.dueQueues([]store.InsertParams{p}, []int{0}))
-	rs, err := q.query(ctx, s.insertSQL(insertOneSQL, uniqueKey != nil), s.now(), p.Kind, p.Queue, jsonParam(p.Args),
+	notify := s.notifyNow(q, s.dueQueues([]store.InsertParams{p}, []int{0}))
+	rs, err := q.query(ctx, s.insertSQL(q, insertOneSQL, uniqueKey != nil), s.now(), p.Kind, p.Queue, jsonParam(p.Args),
 		int32(p.Priority), int32(p.MaxAttempts), ts(p.RunAt), ts(p.ExpiresAt), tags,
 		jsonParam(p.Metadata), uniqueKey, uniqueStates, notify, textParam(p.Schedule))
 	if err != nil {
@@ -318,8 +340,8 @@ func (s *Store) insertRows(ctx context.Context, q querier, params []store.Insert
 			}
 		}
 	}
-	notify := s.gate.take(s.dueQueues(params, idx))
-	rs, err := q.query(ctx, s.insertSQL(insertSQL, slices.ContainsFunc(uniqueKeys, func(k *string) bool { return k != nil })),
+	notify := s.notifyNow(q, s.dueQueues(params, idx))
+	rs, err := q.query(ctx, s.insertSQL(q, insertSQL, slices.ContainsFunc(uniqueKeys, func(k *string) bool { return k != nil })),
 		s.now(), kinds, queues, args, priorities, attempts,
 		runAts, expiresAts, tags, metadata, uniqueKeys, uniqueStates, notify, schedules)
 	if err != nil {

@@ -21,7 +21,11 @@ import (
 // Notifications travel on two channels per schema, so that two rota schemas in one database do
 // not wake each other: "<schema>.insert", whose payload is a queue name, and "<schema>.final",
 // whose payload is "id,id,...;queue": jobs of one queue that reached a final state, up to 250
-// per NOTIFY.
+// per NOTIFY. The NOTIFYs of Insert carry the inserting Store's origin before the queue,
+// "~<origin> <queue>", because that Store announced them to its own subscribers already (see
+// announceLocally): its listener drops them instead of waking its nodes a second time for
+// nothing. Other insert notifications (retries, resumed queues, rescued jobs) are the bare
+// queue name.
 
 const (
 	// subscriberBuffer is how many notifications a subscriber may lag behind before it misses
@@ -225,7 +229,11 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	var out []store.Notification
 	switch n.Channel {
 	case l.s.insertChannel:
-		out = append(out, store.Notification{Topic: store.TopicInsert, Queue: n.Payload})
+		origin, queue := parseInsertPayload(n.Payload)
+		if origin == l.s.origin {
+			return // announced to this Store's subscribers when the insert returned
+		}
+		out = append(out, store.Notification{Topic: store.TopicInsert, Queue: queue})
 	case l.s.finalChannel:
 		ids, queue, _ := strings.Cut(n.Payload, ";")
 		for field := range strings.SplitSeq(ids, ",") {
@@ -256,6 +264,18 @@ func (l *listener) fanOut(out []store.Notification) {
 	}
 }
 
+// parseInsertPayload splits an insert notification into the origin of the Store that sent it
+// ("" when none did: see the channels above) and the queue. Queue names valid for a Client start
+// with a letter or digit, so a leading "~" is never part of one.
+func parseInsertPayload(p string) (origin, queue string) {
+	if rest, ok := strings.CutPrefix(p, "~"); ok {
+		if origin, queue, ok = strings.Cut(rest, " "); ok {
+			return origin, queue
+		}
+	}
+	return "", p
+}
+
 // announceLocally wakes this Store's own subscribers for the queues that inserts through it made
 // work available in, at once. The NOTIFY the gate lets through, or sends at the end of its
 // interval, is for other processes; a node in this process need not wait for it, nor for the
@@ -281,7 +301,7 @@ func (s *Store) announceLocally(res []store.InsertResult) {
 func (s *Store) notifyLater(queues []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.pool.Exec(ctx, s.sql(`SELECT pg_notify({insert_channel}, q) FROM unnest($1::text[]) q`), queues)
+	_, err := s.pool.Exec(ctx, s.sql(`SELECT pg_notify({insert_channel}, {origin} || q) FROM unnest($1::text[]) q`), queues)
 	if err != nil {
 		s.cfg.logger.Warn("rota: postgres notify failed", "queues", queues, "err", err)
 	}

@@ -299,3 +299,52 @@ func TestInsertAnnouncedLocally(t *testing.T) {
 		t.Fatalf("a duplicate or a job not due woke subscribers: %+v", skipped)
 	}
 }
+
+// The NOTIFY of an Insert does not wake the inserting Store's subscribers a second time: Insert
+// announced it to them already. A NOTIFY of anything else does reach them.
+func TestOwnInsertNotifyNotDeliveredTwice(t *testing.T) {
+	s := open(t)
+	ch := subscribe(t, s)
+	mustInsert(t, s, store.InsertParams{Kind: "k", Queue: "mail", MaxAttempts: 1})
+	// The listener receives NOTIFYs in commit order: once the resume's has come, the insert's
+	// came before it, or never will.
+	if err := s.PauseQueue(t.Context(), "marker"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResumeQueue(t.Context(), "marker"); err != nil {
+		t.Fatal(err)
+	}
+	before := await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "marker"})
+	mail := 0
+	for _, n := range before {
+		if n == (store.Notification{Topic: store.TopicInsert, Queue: "mail"}) {
+			mail++
+		}
+	}
+	if mail != 1 {
+		t.Fatalf("%d insert notifications for mail, want 1 (the local announcement): %+v", mail, before)
+	}
+	// Another Store's insert is delivered.
+	mustInsert(t, openSchema(t, s.Schema()), store.InsertParams{Kind: "k", Queue: "other", MaxAttempts: 1})
+	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "other"})
+}
+
+// A job inserted in a caller's transaction wakes the Store's own subscribers when it commits,
+// even while the gate owes its queue a NOTIFY: the caller's transaction sends its own.
+func TestInsertTxNotifiesAtCommit(t *testing.T) {
+	s := open(t, WithNotifyInterval(time.Hour))
+	ch := subscribe(t, s)
+	s.gate.take([]string{"mail"}) // an Insert's NOTIFY for mail is now owed, an hour away
+	tx, err := s.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(t.Context())
+	if _, err := s.InsertTx(t.Context(), tx, []store.InsertParams{{Kind: "k", Queue: "mail", MaxAttempts: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "mail"})
+}

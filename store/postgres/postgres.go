@@ -78,6 +78,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,6 +114,8 @@ type Store struct {
 
 	gate     *notifyGate
 	listener *listener
+	// origin tells this Store's insert notifications from every other's (see parseInsertPayload).
+	origin string
 
 	closeOnce sync.Once
 }
@@ -175,8 +178,10 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		cfg:           cfg,
 		insertChannel: channelName(cfg.schema, "insert"),
 		finalChannel:  channelName(cfg.schema, "final"),
+		origin:        rand.Text()[:16],
 	}
 	s.sqlText = strings.NewReplacer(
+		"{origin}", quoteLiteral("~"+s.origin+" "),
 		"{schema}", pgx.Identifier{cfg.schema}.Sanitize(),
 		"{now}", "coalesce($1::timestamptz, now())",
 		"{insert_channel}", quoteLiteral(s.insertChannel),
@@ -230,8 +235,9 @@ func (s *Store) Close() error {
 }
 
 // sql expands the placeholders of a statement: {schema} is the quoted schema, {now} the time
-// parameter $1 (the fake clock's time, or NULL for the database's now()), and {insert_channel}
-// and {final_channel} the NOTIFY channels as string literals.
+// parameter $1 (the fake clock's time, or NULL for the database's now()), {insert_channel}
+// and {final_channel} the NOTIFY channels as string literals, and {origin} the prefix of this
+// Store's insert notifications.
 func (s *Store) sql(q string) string {
 	if r, ok := s.rendered.Load(q); ok {
 		return r.(string)

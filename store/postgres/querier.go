@@ -15,6 +15,9 @@ type querier interface {
 	query(ctx context.Context, sql string, args ...any) (rows, error)
 	// copyFrom is COPY FROM STDIN, or nil where the connection cannot COPY (database/sql).
 	copyFrom() copyFunc
+	// announced reports whether the insert's caller announces it to the Store's own subscribers
+	// (Insert does, after it returns; InsertTx cannot, as the caller commits).
+	announced() bool
 }
 
 type copyFunc func(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
@@ -29,7 +32,11 @@ type pgxQuerier struct {
 	c pgxConn
 	// canCopy is false for the pool: a COPY must share the transaction of the statements around it.
 	canCopy bool
+	// local is set for Insert's own statements: see querier.announced.
+	local bool
 }
+
+func (q pgxQuerier) announced() bool { return q.local }
 
 func (q pgxQuerier) query(ctx context.Context, sql string, args ...any) (rows, error) {
 	return q.c.Query(ctx, sql, args...)
@@ -58,6 +65,8 @@ func (q sqlQuerier) query(ctx context.Context, sql string, args ...any) (rows, e
 }
 
 func (sqlQuerier) copyFrom() copyFunc { return nil }
+
+func (sqlQuerier) announced() bool { return false }
 
 type sqlRows struct {
 	*sql.Rows
