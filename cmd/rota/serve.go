@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,6 +36,9 @@ type serveOptions struct {
 	leader       rota.LeaderConfig
 	minFreeMem   uint64
 	metricsAddr  string
+	httpAddr     string
+	apiTokenFile string
+	apiNoAuth    bool
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -71,6 +75,9 @@ exec runs any program a job names, as the user running this command. Restrict it
 	f.DurationVar(&o.leader.TryEvery, "leader-try", 10*time.Second, "how often other nodes try to take the leader lease")
 	f.Uint64Var(&o.minFreeMem, "min-free-memory", 0, "take no new jobs while the machine has less available memory than this many bytes (0: off)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, such as 127.0.0.1:9464 (off when empty)")
+	f.StringVar(&o.httpAddr, "http-addr", "", "serve the HTTP JSON API at http://ADDR/v1/, such as 127.0.0.1:8080 (off when empty); its token comes from $"+apiTokenEnv+" or --api-token-file")
+	f.StringVar(&o.apiTokenFile, "api-token-file", "", "read the HTTP API's token from this file instead of $"+apiTokenEnv)
+	f.BoolVar(&o.apiNoAuth, "api-no-auth", false, "serve the HTTP API without a token (only where nobody untrusted can reach it)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
 		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
 	return cmd
@@ -114,6 +121,21 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		}
 		defer stopMetrics()
 	}
+	stopAPI := func() {}
+	if o.httpAddr != "" {
+		token, err := apiToken(o.apiTokenFile)
+		if err != nil {
+			return err
+		}
+		// The API works through the node's client, so a running job it cancels stops at once
+		// when it runs here.
+		stop, err := serveAPI(node.Client(), o.httpAddr, token, o.apiNoAuth, logger)
+		if err != nil {
+			return err
+		}
+		stopAPI = sync.OnceFunc(stop)
+		defer stopAPI()
+	}
 	if err := node.Start(ctx); err != nil {
 		return err
 	}
@@ -123,15 +145,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	} else {
 		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow)
 	}
-	// The HTTP API and the dashboard will start here, on the node's Client, and stop before the
-	// node does.
-
 	select {
 	case sig := <-sigs:
 		logger.Info("rota: stopping: running jobs may finish; signal again to cancel them", "signal", sig.String(), "drain_timeout", o.drainTimeout)
 	case <-ctx.Done():
 		logger.Info("rota: stopping: running jobs may finish", "reason", context.Cause(ctx), "drain_timeout", o.drainTimeout)
 	}
+	stopAPI() // before the node: a request answered now is answered by a running node
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.drainTimeout)
 	defer cancel()
 	go func() {

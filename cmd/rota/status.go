@@ -9,23 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rotahq/rota"
-	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/store"
 )
 
 // statusView is what `rota status` shows, and its JSON.
 type statusView struct {
-	Store  string           `json:"store"`
-	Leader *leaderView      `json:"leader"`
-	Nodes  []store.NodeInfo `json:"nodes"`
-}
-
-type leaderView struct {
-	store.Lease
-	// Held is false when the lease expired and no node renewed it: nobody leads.
-	Held bool `json:"held"`
-	// AgeSeconds is how long the current holder has held the lease.
-	AgeSeconds float64 `json:"age_seconds"`
+	Store  string             `json:"store"`
+	Leader *rota.LeaderStatus `json:"leader"`
+	Nodes  []store.NodeInfo   `json:"nodes"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -35,37 +26,18 @@ func (a *app) statusCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withClient(cmd, func(client *rota.Client) error {
-				ctx := cmd.Context()
-				st := client.Store()
-				reg, okReg := st.(store.NodeRegistry)
-				leaser, okLease := st.(store.Leaser)
-				if !okReg || !okLease {
+				st, err := client.Status(cmd.Context())
+				if errors.Is(err, rota.ErrNoRegistry) {
 					return fmt.Errorf("%s keeps no node registry or leases", a.storeName())
 				}
-				now, err := reg.Now(ctx)
 				if err != nil {
 					return err
 				}
-				view := statusView{Store: a.storeName()}
-				if view.Nodes, err = reg.ListNodes(ctx); err != nil {
-					return err
-				}
-				lease, err := leaser.GetLease(ctx, leader.NameDefault)
-				switch {
-				case errors.Is(err, store.ErrNotFound):
-				case err != nil:
-					return err
-				default:
-					held := lease.Owner != "" && !lease.ExpiresAt.Before(now)
-					view.Leader = &leaderView{Lease: lease, Held: held, AgeSeconds: now.Sub(lease.AcquiredAt).Seconds()}
-				}
+				view := statusView{Store: a.storeName(), Leader: st.Leader, Nodes: st.Nodes}
 				if a.jsonOutput() {
-					if view.Nodes == nil {
-						view.Nodes = []store.NodeInfo{}
-					}
 					return a.printJSON(view)
 				}
-				a.printStatus(view, now)
+				a.printStatus(view, st.Now)
 				return nil
 			})
 		},

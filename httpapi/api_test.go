@@ -1,0 +1,353 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/httpapi"
+	"github.com/rotahq/rota/internal/leader"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+const token = "s3cret-token"
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// greetArgs is the job kind the test node runs: it greets Name, or fails when Name is empty.
+type greetArgs struct {
+	Name string `json:"name"`
+}
+
+func (greetArgs) Kind() string { return "greet" }
+
+// server is the API on a real SQLite store, served over a real listener.
+type server struct {
+	url    string
+	client *rota.Client
+	node   *rota.Node
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	client := rota.NewClient(st, &rota.ClientConfig{Logger: quiet})
+	h, err := httpapi.New(httpapi.Config{Client: client, Token: token, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return &server{url: ts.URL, client: client}
+}
+
+// startNode runs a node on the server's store that works greet jobs.
+func (s *server) startNode(t *testing.T) {
+	t.Helper()
+	workers := rota.NewWorkers()
+	rota.AddWorker(workers, rota.WorkFunc[greetArgs](func(ctx context.Context, j *rota.Job[greetArgs]) error {
+		return j.SetResult(map[string]string{"greeting": "hello " + j.Args.Name})
+	}), nil)
+	node, err := rota.NewNode(rota.Config{Store: s.client.Store(), Workers: workers, Logger: quiet, Leader: rota.LeaderConfig{Standalone: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	s.node = node
+}
+
+// call sends a request with the token and decodes the JSON answer into out (unless nil).
+func (s *server) call(t *testing.T, method, path, body string, out any) int {
+	t.Helper()
+	return s.callAs(t, "Bearer "+token, method, path, body, out)
+}
+
+func (s *server) callAs(t *testing.T, auth, method, path, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q, body %s", method, path, ct, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+type apiError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+type inserted struct {
+	Job       rota.JobRow `json:"job"`
+	Duplicate bool        `json:"duplicate"`
+}
+
+// wantError checks a request fails with status and code, and its message mentions what.
+func (s *server) wantError(t *testing.T, method, path, body string, status int, code, what string) {
+	t.Helper()
+	var e apiError
+	if got := s.call(t, method, path, body, &e); got != status || e.Code != code || !strings.Contains(e.Error, what) {
+		t.Errorf("%s %s %.60s: %d %+v; want %d %s mentioning %q", method, path, body, got, e, status, code, what)
+	}
+}
+
+func (s *server) countJobs(t *testing.T) int {
+	t.Helper()
+	jobs, err := s.client.List(context.Background(), rota.ListParams{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(jobs)
+}
+
+func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
+	s := newServer(t)
+	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token} {
+		var e apiError
+		if got := s.callAs(t, auth, "GET", "/v1/queues", "", &e); got != http.StatusUnauthorized || e.Code != "unauthorized" {
+			t.Errorf("Authorization %q: %d %+v, want 401", auth, got, e)
+		}
+	}
+	if got := s.callAs(t, "", "POST", "/v1/jobs", `{"kind":"greet"}`, nil); got != http.StatusUnauthorized {
+		t.Errorf("enqueue without a token: %d", got)
+	}
+	if n := s.countJobs(t); n != 0 {
+		t.Fatalf("%d jobs inserted without a token", n)
+	}
+	if got := s.callAs(t, "", "GET", "/healthz", "", nil); got != http.StatusOK {
+		t.Errorf("healthz: %d", got)
+	}
+	if got := s.call(t, "GET", "/v1/queues", "", nil); got != http.StatusOK {
+		t.Errorf("with the token: %d", got)
+	}
+	if _, err := httpapi.New(httpapi.Config{Client: s.client}); err == nil {
+		t.Error("New without a token or NoAuth succeeded")
+	}
+}
+
+func TestEnqueueGetAndList(t *testing.T) {
+	s := newServer(t)
+	var first inserted
+	if got := s.call(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"name":"ada"},"queue":"mail","priority":3,
+		"delay":"1h","tags":["a"],"metadata":{"by":"test"},"unique_key":"ada"}`, &first); got != http.StatusCreated {
+		t.Fatalf("enqueue: %d", got)
+	}
+	j := first.Job
+	if j.Kind != "greet" || j.Queue != "mail" || j.Priority != 3 || j.State != rota.StateScheduled ||
+		string(j.Args) != `{"name":"ada"}` || len(j.Tags) != 1 || string(j.Metadata) != `{"by":"test"}` || first.Duplicate {
+		t.Fatalf("enqueued %+v", first)
+	}
+	if d := time.Until(j.RunAt); d < 59*time.Minute || d > time.Hour {
+		t.Errorf("run_at %v is not an hour away", j.RunAt)
+	}
+	var dup inserted
+	if got := s.call(t, "POST", "/v1/jobs", `{"kind":"greet","queue":"mail","unique_key":"ada"}`, &dup); got != http.StatusOK || !dup.Duplicate || dup.Job.ID != j.ID {
+		t.Fatalf("second insert of the key: %d %+v", got, dup)
+	}
+	var got rota.JobRow
+	if code := s.call(t, "GET", "/v1/jobs/"+itoa(j.ID), "", &got); code != http.StatusOK || got.ID != j.ID || got.State != rota.StateScheduled {
+		t.Fatalf("get: %d %+v", code, got)
+	}
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet"}`, nil)
+	var page struct {
+		Jobs      []rota.JobRow `json:"jobs"`
+		NextAfter int64         `json:"next_after"`
+	}
+	if code := s.call(t, "GET", "/v1/jobs?state=scheduled&queue=mail", "", &page); code != http.StatusOK || len(page.Jobs) != 1 || page.Jobs[0].ID != j.ID {
+		t.Fatalf("list scheduled in mail: %d %+v", code, page)
+	}
+	s.call(t, "GET", "/v1/jobs?limit=1", "", &page)
+	if len(page.Jobs) != 1 || page.NextAfter != page.Jobs[0].ID {
+		t.Fatalf("first page of one: %+v", page)
+	}
+	s.call(t, "GET", "/v1/jobs?limit=1&after="+itoa(page.NextAfter), "", &page)
+	if len(page.Jobs) != 1 || page.Jobs[0].ID == j.ID {
+		t.Fatalf("second page: %+v", page)
+	}
+}
+
+// Bad input gets a clear error and inserts nothing.
+func TestBadInputIsRefusedWithTheReason(t *testing.T) {
+	s := newServer(t)
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","priorty":3}`, 400, "invalid", `unknown field "priorty"`)
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet"`, 400, "invalid", "request body")
+	s.wantError(t, "POST", "/v1/jobs", ``, 400, "invalid", "JSON body")
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet"} {}`, 400, "invalid", "after the JSON value")
+	s.wantError(t, "POST", "/v1/jobs", `{"args":{}}`, 400, "invalid", `"kind" is required`)
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"no spaces allowed"}`, 400, "invalid", "kind")
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"x":"`+strings.Repeat("a", 1536<<10)+`"}}`, 400, "invalid", "limit")
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","delay":"soon"}`, 400, "invalid", `"delay"`)
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","delay":"1m","run_at":"2030-01-01T00:00:00Z"}`, 400, "invalid", "not both")
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"x":"`+strings.Repeat("a", httpapi.BodyMaxDefault)+`"}}`, 413, "too_large", "limit")
+	s.wantError(t, "POST", "/v1/jobs/batch", `{"jobs":[{"kind":"greet"},{"queue":"x"}]}`, 400, "invalid", "job 2 of 2")
+	s.wantError(t, "POST", "/v1/jobs/batch", `{"jobs":[]}`, 400, "invalid", "1 to")
+	s.wantError(t, "GET", "/v1/jobs/abc", "", 400, "invalid", `"abc"`)
+	s.wantError(t, "GET", "/v1/jobs?limit=0", "", 400, "invalid", "limit")
+	s.wantError(t, "GET", "/v1/jobs?state=bogus", "", 400, "invalid", "bogus")
+	s.wantError(t, "GET", "/v1/jobs/99", "", 404, "not_found", "99")
+	s.wantError(t, "POST", "/v1/jobs/99/cancel", "", 404, "not_found", "99")
+	s.wantError(t, "GET", "/v1/nothing-here", "", 404, "not_found", "no such route")
+	s.wantError(t, "PUT", "/v1/schedules/nightly", `{"expr":"61 * * * *","kind":"greet"}`, 400, "invalid", "61")
+	s.wantError(t, "GET", "/v1/schedules/none", "", 404, "not_found", "none")
+	if n := s.countJobs(t); n != 0 {
+		t.Fatalf("%d jobs inserted by refused requests", n)
+	}
+}
+
+func TestBatchIsAllOrNothing(t *testing.T) {
+	s := newServer(t)
+	var res struct {
+		Jobs []inserted `json:"jobs"`
+	}
+	if code := s.call(t, "POST", "/v1/jobs/batch", `{"jobs":[{"kind":"greet"},{"kind":"greet","queue":"q2"},{"kind":"greet","unique_key":"k"}]}`, &res); code != http.StatusCreated || len(res.Jobs) != 3 {
+		t.Fatalf("batch: %d %+v", code, res)
+	}
+	if res.Jobs[1].Job.Queue != "q2" || res.Jobs[2].Job.UniqueKey != "k" {
+		t.Fatalf("batch results %+v", res.Jobs)
+	}
+	if n := s.countJobs(t); n != 3 {
+		t.Fatalf("%d jobs, want 3", n)
+	}
+}
+
+func TestWaitReturnsTheResult(t *testing.T) {
+	s := newServer(t)
+	s.startNode(t)
+	var in inserted
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"name":"ada"}}`, &in)
+	var res struct {
+		Job  rota.JobRow `json:"job"`
+		Done bool        `json:"done"`
+	}
+	if code := s.call(t, "GET", "/v1/jobs/"+itoa(in.Job.ID)+"/wait?timeout=10s", "", &res); code != http.StatusOK || !res.Done ||
+		res.Job.State != rota.StateCompleted || string(res.Job.Result) != `{"greeting":"hello ada"}` {
+		t.Fatalf("wait: %d %+v", code, res)
+	}
+	// A job that cannot finish within the timeout: the answer says so, and is not an error.
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","delay":"1h"}`, &in)
+	if code := s.call(t, "GET", "/v1/jobs/"+itoa(in.Job.ID)+"/wait?timeout=20ms", "", &res); code != http.StatusOK || res.Done || res.Job.State != rota.StateScheduled {
+		t.Fatalf("wait for a job an hour away: %d %+v", code, res)
+	}
+	s.wantError(t, "GET", "/v1/jobs/"+itoa(in.Job.ID)+"/wait?timeout=-1s", "", 400, "invalid", "timeout")
+}
+
+func TestCancelAndRetry(t *testing.T) {
+	s := newServer(t)
+	var in inserted
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","delay":"1h"}`, &in)
+	var j rota.JobRow
+	if code := s.call(t, "POST", "/v1/jobs/"+itoa(in.Job.ID)+"/cancel", "", &j); code != http.StatusOK || j.State != rota.StateCancelled {
+		t.Fatalf("cancel: %d %+v", code, j)
+	}
+	if code := s.call(t, "POST", "/v1/jobs/"+itoa(in.Job.ID)+"/retry", "", &j); code != http.StatusOK || j.State != rota.StateAvailable {
+		t.Fatalf("retry: %d %+v", code, j)
+	}
+}
+
+func TestQueuesAndBusyInserts(t *testing.T) {
+	s := newServer(t)
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","queue":"thumbs","drop_if_busy":1}`, nil)
+	s.wantError(t, "POST", "/v1/jobs", `{"kind":"greet","queue":"thumbs","drop_if_busy":1}`, 429, "busy", "thumbs")
+	if code := s.call(t, "POST", "/v1/queues/thumbs/pause", "", nil); code != http.StatusOK {
+		t.Fatalf("pause: %d", code)
+	}
+	var qs struct {
+		Queues []struct {
+			Queue  string           `json:"queue"`
+			Paused bool             `json:"paused"`
+			Counts map[string]int64 `json:"counts"`
+		} `json:"queues"`
+	}
+	s.call(t, "GET", "/v1/queues", "", &qs)
+	if len(qs.Queues) != 1 || qs.Queues[0].Queue != "thumbs" || !qs.Queues[0].Paused || qs.Queues[0].Counts["available"] != 1 {
+		t.Fatalf("queues after pause: %+v", qs)
+	}
+	s.call(t, "POST", "/v1/queues/thumbs/resume", "", nil)
+	s.call(t, "GET", "/v1/queues", "", &qs)
+	if qs.Queues[0].Paused {
+		t.Fatalf("queue still paused after resume: %+v", qs)
+	}
+}
+
+func TestSchedules(t *testing.T) {
+	s := newServer(t)
+	var row struct {
+		Name   string      `json:"name"`
+		Expr   string      `json:"expr"`
+		Zone   string      `json:"zone"`
+		Paused bool        `json:"paused"`
+		Next   []time.Time `json:"next"`
+	}
+	body := `{"expr":"0 3 * * *","zone":"Europe/Paris","kind":"greet","args":{"name":"night"},"missed":"skip"}`
+	if code := s.call(t, "PUT", "/v1/schedules/nightly", body, &row); code != http.StatusOK || row.Name != "nightly" || row.Zone != "Europe/Paris" || len(row.Next) == 0 {
+		t.Fatalf("put: %d %+v", code, row)
+	}
+	if code := s.call(t, "POST", "/v1/schedules/nightly/pause", "", &row); code != http.StatusOK || !row.Paused {
+		t.Fatalf("pause: %d %+v", code, row)
+	}
+	var list struct {
+		Schedules []json.RawMessage `json:"schedules"`
+	}
+	if s.call(t, "GET", "/v1/schedules", "", &list); len(list.Schedules) != 1 {
+		t.Fatalf("list: %+v", list)
+	}
+	if code := s.call(t, "DELETE", "/v1/schedules/nightly", "", nil); code != http.StatusOK {
+		t.Fatalf("delete: %d", code)
+	}
+	s.wantError(t, "GET", "/v1/schedules/nightly", "", 404, "not_found", "nightly")
+}
+
+func TestStatusShowsNodesAndLeader(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	st := s.client.Store()
+	if err := st.(store.NodeRegistry).RegisterNode(ctx, store.NodeInfo{ID: "node-a", Host: "h", PID: 7, Version: "v", StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.(store.Leaser).AcquireLease(ctx, leader.NameDefault, "node-a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var got rota.Status
+	if code := s.call(t, "GET", "/v1/status", "", &got); code != http.StatusOK || len(got.Nodes) != 1 || got.Nodes[0].ID != "node-a" ||
+		got.Leader == nil || !got.Leader.Held || got.Leader.Owner != "node-a" {
+		t.Fatalf("status: %d %+v", code, got)
+	}
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }

@@ -1,0 +1,30 @@
+// Package httpapi serves rota over HTTP with JSON, for producers and operators that are not
+// written in Go: enqueue jobs, read, cancel, retry and wait for them, pause and resume queues,
+// manage cron schedules, and see which nodes serve the store and which of them leads.
+//
+// Every request except GET /healthz carries the API token: "Authorization: Bearer TOKEN". The
+// routes, under /v1:
+//
+//	POST   /v1/jobs                      enqueue one job                  201, or 200 for a duplicate
+//	POST   /v1/jobs/batch                enqueue {"jobs": [...]}, all or none
+//	GET    /v1/jobs                      list: ?state=a,b &queue= &kind= &after=ID &limit=N &order=desc
+//	GET    /v1/jobs/{id}                 one job, with every attempt's error
+//	POST   /v1/jobs/{id}/cancel          cancel (a running job ends once its handler returns)
+//	POST   /v1/jobs/{id}/retry           run a finished job again
+//	GET    /v1/jobs/{id}/wait?timeout=   block until the job is final or the timeout passes
+//	GET    /v1/queues                    jobs per state in every queue, and which are paused
+//	POST   /v1/queues/{name}/pause       stop every node from claiming from the queue
+//	POST   /v1/queues/{name}/resume
+//	GET    /v1/schedules                 every cron schedule with its next runs
+//	GET    /v1/schedules/{name}
+//	PUT    /v1/schedules/{name}          create or replace
+//	DELETE /v1/schedules/{name}
+//	POST   /v1/schedules/{name}/pause
+//	POST   /v1/schedules/{name}/resume
+//	GET    /v1/status                    nodes and the leader
+//
+// Errors are {"error": "what happened", "code": "invalid"} with a status that says whose fault
+// it was: 400 invalid input (unknown fields included), 401 no or a wrong token, 404 not found,
+// 409 the job is running, 413 a body over the size limit, 429 a best-effort insert refused
+// because its queue is busy, 503 the store did not answer, 500 anything else (and logged).
+package httpapi
