@@ -75,9 +75,9 @@ exec runs any program a job names, as the user running this command. Restrict it
 	f.DurationVar(&o.leader.TryEvery, "leader-try", 10*time.Second, "how often other nodes try to take the leader lease")
 	f.Uint64Var(&o.minFreeMem, "min-free-memory", 0, "take no new jobs while the machine has less available memory than this many bytes (0: off)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, such as 127.0.0.1:9464 (off when empty)")
-	f.StringVar(&o.httpAddr, "http-addr", "", "serve the HTTP JSON API at http://ADDR/v1/, such as 127.0.0.1:8080 (off when empty); its token comes from $"+apiTokenEnv+" or --api-token-file")
+	f.StringVar(&o.httpAddr, "http-addr", "", "serve the HTTP JSON API at http://ADDR/v1/ and the dashboard at http://ADDR/, such as 127.0.0.1:8080 (off when empty); the token they take comes from $"+apiTokenEnv+" or --api-token-file")
 	f.StringVar(&o.apiTokenFile, "api-token-file", "", "read the HTTP API's token from this file instead of $"+apiTokenEnv)
-	f.BoolVar(&o.apiNoAuth, "api-no-auth", false, "serve the HTTP API without a token (only where nobody untrusted can reach it)")
+	f.BoolVar(&o.apiNoAuth, "api-no-auth", false, "serve the HTTP API and dashboard without a token (only where nobody untrusted can reach them)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
 		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
 	return cmd
@@ -127,9 +127,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		if err != nil {
 			return err
 		}
-		// The API works through the node's client, so a running job it cancels stops at once
-		// when it runs here.
-		stop, err := serveAPI(node.Client(), o.httpAddr, token, o.apiNoAuth, logger)
+		stop, err := serveWeb(node, o.httpAddr, token, o.apiNoAuth, logger)
 		if err != nil {
 			return err
 		}

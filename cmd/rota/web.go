@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/dashboard"
 	"github.com/rotahq/rota/httpapi"
 )
 
@@ -35,22 +36,33 @@ func apiToken(file string) (string, error) {
 	return os.Getenv(apiTokenEnv), nil
 }
 
-// serveAPI serves the HTTP API on addr through client. The returned function stops it: new
-// requests are refused, and running ones (a wait among them) get a few seconds to finish.
-func serveAPI(client *rota.Client, addr, token string, noAuth bool, logger *slog.Logger) (func(), error) {
+// serveWeb serves, on addr, the HTTP API under /v1/ and the dashboard at /, both through the
+// node's client (so a job cancelled there stops at once when this node runs it) and both behind
+// token. The returned function stops it: new requests are refused, and running ones (a wait
+// among them) get a few seconds to finish.
+func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Logger) (func(), error) {
 	if token == "" && !noAuth {
 		return nil, fmt.Errorf("--http-addr needs an API token: set %s or --api-token-file (or --api-no-auth to serve without one)", apiTokenEnv)
 	}
-	h, err := httpapi.New(httpapi.Config{Client: client, Token: token, NoAuth: noAuth, Logger: logger})
+	api, err := httpapi.New(httpapi.Config{Client: node.Client(), Token: token, NoAuth: noAuth, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
+	dash, err := dashboard.New(dashboard.Config{Client: node.Client(), Node: node, Token: token, NoAuth: noAuth, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api)
+	mux.Handle("/healthz", api)
+	mux.Handle("/", dash)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		dash.Close()
 		return nil, fmt.Errorf("--http-addr %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A wait request blocks for up to httpapi.WaitMaxDefault before it answers.
 		WriteTimeout: httpapi.WaitMaxDefault + 10*time.Second,
@@ -62,14 +74,15 @@ func serveAPI(client *rota.Client, addr, token string, noAuth bool, logger *slog
 		}
 	}()
 	if noAuth {
-		logger.Warn("rota: the HTTP API takes requests without a token; anyone who reaches it can run jobs", "addr", ln.Addr().String())
+		logger.Warn("rota: the HTTP API and dashboard take requests without a token; anyone who reaches them can run jobs", "addr", ln.Addr().String())
 	}
-	logger.Info("rota: HTTP API at http://" + ln.Addr().String() + "/v1/")
+	logger.Info("rota: HTTP API at http://" + ln.Addr().String() + "/v1/, dashboard at http://" + ln.Addr().String() + "/")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()
 		}
+		dash.Close()
 	}, nil
 }

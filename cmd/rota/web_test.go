@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// rota serve --http-addr serves the API; a job enqueued through it runs on the node, and a wait
-// through it returns the program's output.
+// rota serve --http-addr serves the API and the dashboard; a job enqueued through the API runs on
+// the node, and a wait through it returns the program's output.
 func TestServeHTTPAPI(t *testing.T) {
 	e := newEnv(t)
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -46,6 +46,16 @@ func TestServeHTTPAPI(t *testing.T) {
 	}
 	if code := call("GET", "/v1/queues", "", "wrong", nil); code != http.StatusUnauthorized {
 		t.Fatalf("wrong token: %d", code)
+	}
+	// The dashboard is on the same address, behind the same token.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?next=%2F" {
+		t.Fatalf("dashboard signed out: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	var in struct {
 		Job struct {

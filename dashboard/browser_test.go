@@ -1,0 +1,105 @@
+package dashboard
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/browsertest"
+)
+
+// An operator in a real browser: signs in, follows the link they were sent, reads a failed
+// job's error, runs, cancels and retries a job, pauses a queue, and sees the node's attempts
+// on the chart.
+func TestInABrowser(t *testing.T) {
+	s := newSite(t) // before the browser, so the browser closes first
+	ctx := browsertest.Context(t)
+	bg := context.Background()
+
+	if _, err := s.client.Insert(bg, okArgs{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.await(t, rota.EventJobCompleted)
+	failed, err := s.client.Insert(bg, boomArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.await(t, rota.EventJobFailed)
+	// A job on a queue no node serves stays where the dashboard puts it.
+	parked, err := s.client.Insert(bg, okArgs{}, &rota.InsertOpts{Queue: "parked", RunAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Signed out, a link to a job leads to the sign-in form, and from there to the job.
+	step(t, ctx, "open a job's link signed out",
+		chromedp.Navigate(s.url+"/jobs/"+itoa(failed.Job.ID)), chromedp.WaitVisible(chromedp.ID("token")))
+	step(t, ctx, "sign in with a wrong token",
+		chromedp.SendKeys(chromedp.ID("token"), "nope"), chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.CSS("p.error")))
+	step(t, ctx, "sign in",
+		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.CSS("#job-state.retryable")))
+	if errs := text(t, ctx, chromedp.ID("errors")); !strings.Contains(errs, "attempt 1") || !strings.Contains(errs, "disk on fire") {
+		t.Fatalf("the failed job's errors read %q", errs)
+	}
+
+	job := s.url + "/jobs/" + itoa(parked.Job.ID)
+	step(t, ctx, "open the parked job",
+		chromedp.Navigate(job), chromedp.WaitVisible(chromedp.CSS("#job-state.scheduled")))
+	step(t, ctx, "run it now",
+		chromedp.Click(chromedp.ID("retry")), chromedp.WaitVisible(chromedp.CSS("#job-state.available")))
+	step(t, ctx, "cancel it",
+		chromedp.Click(chromedp.ID("cancel")), chromedp.WaitVisible(chromedp.CSS("#job-state.cancelled")))
+	step(t, ctx, "retry it",
+		chromedp.Click(chromedp.ID("retry")), chromedp.WaitVisible(chromedp.CSS("#job-state.available")))
+	if j, err := s.client.Get(bg, parked.Job.ID); err != nil || j.State != rota.StateAvailable || j.Attempt != 0 {
+		t.Fatalf("the parked job in the store: %+v, %v", j, err)
+	}
+
+	step(t, ctx, "list the retryable jobs",
+		chromedp.Navigate(s.url+"/jobs?state=retryable"), chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-id="`+itoa(failed.Job.ID)+`"]`)))
+
+	step(t, ctx, "open the queues",
+		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS(`#queues tr[data-queue="default"]`)))
+	// The chart has a bar for the completed attempt and one for the failed one.
+	step(t, ctx, "read the chart",
+		chromedp.WaitReady(chromedp.CSS("#throughput rect.ok")), chromedp.WaitReady(chromedp.CSS("#throughput rect.bad")))
+	step(t, ctx, "pause the default queue",
+		chromedp.Click(chromedp.CSS(`#queues tr[data-queue="default"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#queues tr.paused[data-queue="default"]`)))
+	stats, err := s.client.QueueStats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stats {
+		if q.Queue == "default" && !q.Paused {
+			t.Fatal("the store has the default queue running after Pause")
+		}
+	}
+}
+
+// step runs one user action in the browser, bounded so that a page that never comes names the
+// step that waited for it.
+func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		t.Fatalf("%s: %v (at %s)", what, err, loc)
+	}
+}
+
+func text[S chromedp.Selectable](t *testing.T, ctx context.Context, sel S) string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}

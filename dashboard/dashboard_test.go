@@ -1,0 +1,208 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+const token = "dash-token"
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// site is a dashboard on a real SQLite store, with a node that runs two kinds: ok jobs complete,
+// boom jobs fail with an error.
+type site struct {
+	url    string
+	client *rota.Client
+	events <-chan rota.Event
+}
+
+type okArgs struct{}
+
+func (okArgs) Kind() string { return "ok" }
+
+type boomArgs struct{}
+
+func (boomArgs) Kind() string { return "boom" }
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	workers := rota.NewWorkers()
+	rota.AddWorker(workers, rota.WorkFunc[okArgs](func(context.Context, *rota.Job[okArgs]) error { return nil }), nil)
+	rota.AddWorker(workers, rota.WorkFunc[boomArgs](func(context.Context, *rota.Job[boomArgs]) error {
+		return errors.New("disk on fire")
+	}), &rota.WorkerOptions{BackoffBase: time.Hour})
+	node, err := rota.NewNode(rota.Config{Store: st, Workers: workers, Logger: quiet, ID: "node-1",
+		Queues: map[string]rota.QueueConfig{"default": {}, "risky": {}}, Leader: rota.LeaderConfig{Standalone: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := node.Subscribe(100)
+	t.Cleanup(unsubscribe)
+	d, err := New(Config{Client: node.Client(), Node: node, Token: token, Logger: quiet, Clock: clockwork.NewRealClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	ts := httptest.NewServer(d)
+	t.Cleanup(ts.Close)
+	return &site{url: ts.URL, client: node.Client(), events: events}
+}
+
+// await reads the node's events until one of type typ.
+func (s *site) await(t *testing.T, typ rota.EventType) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Type == typ {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s event within 10s", typ)
+		}
+	}
+}
+
+// browser is an HTTP client with cookies that does not follow redirects, so tests see them.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(body)
+}
+
+func post(t *testing.T, c *http.Client, u string, form url.Values, origin string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", u, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
+}
+
+func TestSignInIsRequired(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	if code, loc, _ := get(t, c, s.url+"/jobs?state=discarded"); code != http.StatusSeeOther || loc != "/login?next=%2Fjobs%3Fstate%3Ddiscarded" {
+		t.Fatalf("signed out: %d to %q", code, loc)
+	}
+	if code, _ := post(t, c, s.url+"/queues/default/pause", nil, ""); code != http.StatusUnauthorized {
+		t.Fatalf("pause while signed out: %d", code)
+	}
+	if code, _ := post(t, c, s.url+"/login", url.Values{"token": {"wrong"}}, ""); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if code, loc := post(t, c, s.url+"/login", url.Values{"token": {token}, "next": {"//evil.example/"}}, ""); code != http.StatusSeeOther || loc != "/" {
+		t.Fatalf("sign in with a foreign next: %d to %q", code, loc)
+	}
+	if code, _, body := get(t, c, s.url+"/"); code != http.StatusOK || !strings.Contains(body, "<h1>Queues</h1>") {
+		t.Fatalf("signed in: %d\n%s", code, body)
+	}
+	// A form posted from another site is refused even with the cookie.
+	if code, _ := post(t, c, s.url+"/queues/default/pause", nil, "https://evil.example"); code != http.StatusForbidden {
+		t.Fatalf("cross-site pause: %d", code)
+	}
+	if _, err := New(Config{Client: s.client}); err == nil {
+		t.Fatal("New without a token or NoAuth succeeded")
+	}
+}
+
+func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	ctx := context.Background()
+	if _, err := s.client.Insert(ctx, okArgs{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.await(t, rota.EventJobCompleted)
+	bad, err := s.client.Insert(ctx, boomArgs{}, &rota.InsertOpts{Queue: "risky"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.await(t, rota.EventJobFailed)
+
+	_, _, body := get(t, c, s.url+"/")
+	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `id="throughput"`, `class="ok"`, `class="bad"`, `id="nodes"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("overview lacks %s", want)
+		}
+	}
+	_, _, body = get(t, c, s.url+"/jobs?state=retryable")
+	if !strings.Contains(body, "disk on fire") || strings.Contains(body, `<td>ok</td>`) {
+		t.Errorf("retryable jobs page:\n%s", body)
+	}
+	_, _, body = get(t, c, s.url+"/jobs/"+itoa(bad.Job.ID))
+	if !strings.Contains(body, "attempt 1") || !strings.Contains(body, "disk on fire") || !strings.Contains(body, `id="retry"`) {
+		t.Errorf("job page:\n%s", body)
+	}
+	if code, _, _ := get(t, c, s.url+"/jobs/999"); code != http.StatusNotFound {
+		t.Errorf("missing job: %d", code)
+	}
+	if code, loc := post(t, c, s.url+"/jobs/"+itoa(bad.Job.ID)+"/cancel", nil, s.url); code != http.StatusSeeOther || loc != "/jobs/"+itoa(bad.Job.ID) {
+		t.Fatalf("cancel: %d to %q", code, loc)
+	}
+	if j, _ := s.client.Get(ctx, bad.Job.ID); j.State != rota.StateCancelled {
+		t.Fatalf("after cancel: %s", j.State)
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "/", "/jobs?state=x": "/jobs?state=x", "//evil": "/", "/\\evil": "/", "https://evil": "/", "jobs": "/",
+	} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,270 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
+)
+
+// parsePages parses each page together with the shared layout.
+func parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"ago":    ago,
+		"stamp":  stamp,
+		"pretty": pretty,
+		"count":  func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
+		"lastError": func(errs []store.AttemptError) string {
+			if len(errs) == 0 {
+				return ""
+			}
+			return errs[len(errs)-1].Error
+		},
+	}
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range names {
+		page := strings.TrimSuffix(path.Base(name), ".html")
+		if page == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", name)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
+		}
+		pages[page] = t
+	}
+	return pages, nil
+}
+
+// render writes a page. It renders into a buffer first, so a failing template shows an error
+// page instead of half a page.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, page string, data map[string]any) {
+	data["Page"] = page
+	data["SignedIn"] = !d.noAuth && page != "login"
+	var buf bytes.Buffer
+	if err := d.pages[page].Execute(&buf, data); err != nil {
+		d.logger.Error("rota: dashboard: rendering failed", "page", page, "error", err)
+		http.Error(w, "rendering the page failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
+}
+
+// fail shows an error page with the status the error deserves.
+func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, rota.ErrInvalid):
+		status = http.StatusBadRequest
+	case errors.Is(err, store.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, store.ErrJobRunning):
+		status = http.StatusConflict
+	default:
+		d.logger.Error("rota: dashboard: request failed", "path", r.URL.Path, "error", err)
+	}
+	w.WriteHeader(status)
+	d.render(w, r, "error", map[string]any{"Status": status, "Error": err.Error()})
+}
+
+// bar is one minute of the throughput chart, laid out in SVG units.
+type bar struct {
+	X, CompletedY, CompletedH, FailedY, FailedH int
+	Title                                       string
+}
+
+const chartHeight = 100
+
+func chart(minutes []minute) (bars []bar, peak int) {
+	for _, m := range minutes {
+		peak = max(peak, m.Completed+m.Failed)
+	}
+	for i, m := range minutes {
+		b := bar{X: i * 10, Title: fmt.Sprintf("%s: %d completed, %d failed", m.At.Format("15:04"), m.Completed, m.Failed)}
+		if peak > 0 {
+			b.CompletedH = m.Completed * chartHeight / peak
+			b.FailedH = m.Failed * chartHeight / peak
+		}
+		b.CompletedY = chartHeight - b.CompletedH
+		b.FailedY = b.CompletedY - b.FailedH
+		bars = append(bars, b)
+	}
+	return bars, peak
+}
+
+func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
+	queues, err := d.client.QueueStats(r.Context())
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	data := map[string]any{"Queues": queues, "States": stateNames, "Now": d.clock.Now()}
+	if st, err := d.client.Status(r.Context()); err == nil {
+		data["Status"] = st
+	} else if !errors.Is(err, rota.ErrNoRegistry) {
+		d.fail(w, r, err)
+		return
+	}
+	if d.throughput != nil {
+		minutes := d.throughput.last()
+		data["Bars"], data["Peak"] = chart(minutes)
+		total := 0
+		for _, m := range minutes {
+			total += m.Completed + m.Failed
+		}
+		data["Attempts"] = total
+	}
+	d.render(w, r, "overview", data)
+}
+
+// stateNames are the columns of the queues table, in a job's order of life.
+var stateNames = []string{"scheduled", "available", "running", "retryable", "completed", "discarded", "cancelled", "expired"}
+
+// pageSize is how many jobs one page of the list shows.
+const pageSize = 50
+
+func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := rota.ListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Limit: pageSize, Desc: true}
+	if s := q.Get("state"); s != "" {
+		p.States = []rota.State{rota.State(s)}
+	}
+	if v := q.Get("before"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			d.fail(w, r, fmt.Errorf("%w: before %q is not a job id", rota.ErrInvalid, v))
+			return
+		}
+		p.AfterID = id // with Desc, the page after id in that order: older jobs
+	}
+	jobs, err := d.client.List(r.Context(), p)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	data := map[string]any{"Jobs": jobs, "State": q.Get("state"), "Queue": p.Queue, "Kind": p.Kind, "States": stateNames}
+	if len(jobs) == pageSize {
+		next := url.Values{"before": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
+		for _, k := range []string{"state", "queue", "kind"} {
+			if v := q.Get(k); v != "" {
+				next.Set(k, v)
+			}
+		}
+		data["Next"] = "/jobs?" + next.Encode()
+	}
+	d.render(w, r, "jobs", data)
+}
+
+func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		d.fail(w, r, fmt.Errorf("%w: job id %q", rota.ErrInvalid, r.PathValue("id")))
+		return
+	}
+	job, err := d.client.Get(r.Context(), id)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, "job", map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning})
+}
+
+func (d *Dashboard) cancelJob(w http.ResponseWriter, r *http.Request) { d.onJob(w, r, d.client.Cancel) }
+func (d *Dashboard) retryJob(w http.ResponseWriter, r *http.Request)  { d.onJob(w, r, d.client.Retry) }
+
+// onJob applies f to the route's job and shows the job again.
+func (d *Dashboard) onJob(w http.ResponseWriter, r *http.Request, f func(context.Context, int64) (*rota.JobRow, error)) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		d.fail(w, r, fmt.Errorf("%w: job id %q", rota.ErrInvalid, r.PathValue("id")))
+		return
+	}
+	if _, err := f(r.Context(), id); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/jobs/"+strconv.FormatInt(id, 10), http.StatusSeeOther)
+}
+
+func (d *Dashboard) pauseQueue(w http.ResponseWriter, r *http.Request) {
+	d.onName(w, r, d.client.PauseQueue, "/")
+}
+
+func (d *Dashboard) resumeQueue(w http.ResponseWriter, r *http.Request) {
+	d.onName(w, r, d.client.ResumeQueue, "/")
+}
+
+func (d *Dashboard) pauseSchedule(w http.ResponseWriter, r *http.Request) {
+	d.onName(w, r, d.client.PauseSchedule, "/schedules")
+}
+
+func (d *Dashboard) resumeSchedule(w http.ResponseWriter, r *http.Request) {
+	d.onName(w, r, d.client.ResumeSchedule, "/schedules")
+}
+
+// onName applies f to the route's queue or schedule and goes back to the page it was on.
+func (d *Dashboard) onName(w http.ResponseWriter, r *http.Request, f func(context.Context, string) error, back string) {
+	if err := f(r.Context(), r.PathValue("name")); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
+	list, err := d.client.ListSchedules(r.Context())
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, "schedules", map[string]any{"Schedules": list})
+}
+
+// ago shows how long ago t was, to the second; "-" for the zero time.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t).Round(time.Second)
+	if d < 0 {
+		return "in " + (-d).String()
+	}
+	return d.String() + " ago"
+}
+
+// stamp shows a time to the second, in UTC; "-" for the zero time.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// pretty indents JSON for reading; what does not parse is shown as it is.
+func pretty(b []byte) string {
+	var out bytes.Buffer
+	if len(b) == 0 {
+		return ""
+	}
+	if json.Indent(&out, b, "", "  ") != nil {
+		return string(b)
+	}
+	return out.String()
+}
