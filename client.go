@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -22,6 +24,9 @@ type ClientConfig struct {
 	// WaitPollInterval is how often Wait looks at the job when the store cannot push its end, and
 	// as a safety net when it can. Defaults to WaitPollIntervalDefault.
 	WaitPollInterval time.Duration
+	// TracerProvider makes the spans of inserts (see TraceMetadataKey). Defaults to the global
+	// one, otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 }
 
 // WaitPollIntervalDefault is short enough for a person at a terminal and cheap for the store: one
@@ -35,6 +40,7 @@ type Client struct {
 	logger       *slog.Logger
 	maxArgsBytes int
 	waitPoll     time.Duration
+	tracer       trace.Tracer
 	// onCancel lets the node that owns this client cancel a job it runs at once, instead of at its
 	// next heartbeat.
 	onCancel func(id int64)
@@ -45,7 +51,8 @@ func NewClient(s store.Store, cfg *ClientConfig) *Client {
 	if cfg == nil {
 		cfg = &ClientConfig{}
 	}
-	c := &Client{store: s, clock: cfg.Clock, logger: cfg.Logger, maxArgsBytes: cfg.MaxArgsBytes, waitPoll: cfg.WaitPollInterval}
+	c := &Client{store: s, clock: cfg.Clock, logger: cfg.Logger, maxArgsBytes: cfg.MaxArgsBytes, waitPoll: cfg.WaitPollInterval,
+		tracer: newTracer(cfg.TracerProvider)}
 	if c.clock == nil {
 		c.clock = clockwork.NewRealClock()
 	}
@@ -82,7 +89,9 @@ func (c *Client) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]Ins
 	if err := c.checkBusy(ctx, jobs); err != nil {
 		return nil, err
 	}
+	ctx, span := c.startInsert(ctx, params)
 	res, err := c.store.Insert(ctx, params)
+	endInsert(span, res, err)
 	if err != nil {
 		return nil, fmtErr("insert", err)
 	}
@@ -104,7 +113,9 @@ func (c *Client) InsertTx(ctx context.Context, tx any, jobs []InsertManyParams) 
 	if err := c.checkBusy(ctx, jobs); err != nil {
 		return nil, err
 	}
+	ctx, span := c.startInsert(ctx, params)
 	res, err := ti.InsertTx(ctx, tx, params)
+	endInsert(span, res, err)
 	if err != nil {
 		return nil, fmtErr("insert in transaction", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/rotahq/rota/internal/clockctx"
 	"github.com/rotahq/rota/store"
@@ -30,7 +31,10 @@ type execution struct {
 
 	mu     sync.Mutex
 	result []byte
-	grace  clockwork.Timer // running once the context is done, until the attempt ends
+	// span is the attempt's trace span, from the handler's start; nil when its args did not
+	// decode.
+	span  trace.Span
+	grace clockwork.Timer // running once the context is done, until the attempt ends
 }
 
 func (e *execution) setResult(b []byte) {
@@ -105,6 +109,12 @@ func (n *Node) execute(e *execution) bool {
 			ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
 			defer disarm()
 		}
+		// The handler's context carries the attempt's span; end, whoever calls it, ends it.
+		var span trace.Span
+		ctx, span = n.startAttempt(ctx, e)
+		e.mu.Lock()
+		e.span = span
+		e.mu.Unlock()
 		// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
 		// return before its attempt is ended without it.
 		unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })
@@ -169,6 +179,12 @@ func (n *Node) abandonAll() {
 // end records the outcome of an attempt and frees its slot.
 func (n *Node) end(ctx context.Context, e *execution, err error) {
 	outcome := n.outcome(ctx, e, err)
+	e.mu.Lock()
+	span := e.span
+	e.mu.Unlock()
+	if span != nil {
+		endAttempt(span, outcome)
+	}
 	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
 	n.mu.Lock()
 	delete(n.running, e.row.ID)

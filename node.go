@@ -18,6 +18,7 @@ import (
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/internal/memory"
 	"github.com/rotahq/rota/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults for Config.
@@ -63,6 +64,9 @@ type Config struct {
 	ID     string
 	Clock  clockwork.Clock
 	Logger *slog.Logger
+	// TracerProvider makes the spans of attempts and of the node's client's inserts (see
+	// TraceMetadataKey). Defaults to the global one, otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 
 	JobLease          time.Duration // Defaults to JobLeaseDefault.
 	RescueInterval    time.Duration // Defaults to RescueIntervalDefault.
@@ -99,6 +103,7 @@ type Config struct {
 type Node struct {
 	cfg        Config
 	client     *Client
+	tracer     trace.Tracer
 	clock      clockwork.Clock
 	logger     *slog.Logger
 	queues     []*queue
@@ -184,7 +189,9 @@ func NewNode(cfg Config) (*Node, error) {
 		cfg.availableMemory = memory.Available
 	}
 	n.memFloor = memFloor{min: cfg.MinFreeMemory, available: cfg.availableMemory}
-	n.client = NewClient(cfg.Store, &ClientConfig{Clock: cfg.Clock, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes})
+	n.client = NewClient(cfg.Store, &ClientConfig{Clock: cfg.Clock, Logger: cfg.Logger, MaxArgsBytes: cfg.MaxArgsBytes,
+		TracerProvider: cfg.TracerProvider})
+	n.tracer = newTracer(cfg.TracerProvider)
 	n.client.onCancel = n.cancelLocal
 	n.completer = completer.New(cfg.Store, cfg.Clock, n.logger)
 	names := make([]string, 0, len(cfg.Queues))

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/rotahq/rota"
 )
 
@@ -123,6 +125,10 @@ func (w *httpWorker) run(ctx context.Context, a HTTPArgs) (*HTTPResult, error) {
 	limit, _ := outputLimit(a.MaxResponseBytes)
 	reqCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The attempt's trace goes on to the webhook (a traceparent header), unless the args set one.
+	if req.Header.Get("traceparent") == "" {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
 	resp, err := w.client.Do(req.WithContext(reqCtx))
 	if err != nil {
 		return nil, w.transportError(ctx, reqCtx, req, timeout, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rotahq/rota"
 )
 
@@ -137,5 +139,24 @@ func TestHTTPArgsValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%s) = %v, want an error containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// The webhook is called in the attempt's trace: the request carries its traceparent.
+func TestHTTPCarriesTheTrace(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("traceparent")
+	}))
+	defer srv.Close()
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0x0a, 0xf7, 0x65}, SpanID: trace.SpanID{0xb7, 0xad}, TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(t.Context(), sc)
+	if _, err := newTestHTTP().run(ctx, HTTPArgs{URL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if h := <-got; h != "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01" {
+		t.Fatalf("traceparent %q", h)
 	}
 }

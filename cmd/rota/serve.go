@@ -100,6 +100,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	tp, flushSpans, err := setupTracing(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer flushSpans()
 	st, err := a.openStore(ctx, logger)
 	if err != nil {
 		return err
@@ -110,6 +115,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	node, err := rota.NewNode(rota.Config{
 		Store: st, Workers: workers, Queues: queues, Logger: logger, ID: o.nodeID, Version: buildVersion().Version,
 		JobLease: o.jobLease, RescueInterval: o.rescueEvery, Leader: o.leader, MinFreeMemory: o.minFreeMem,
+		TracerProvider: tp,
 	})
 	if err != nil {
 		return err

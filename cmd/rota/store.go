@@ -42,11 +42,19 @@ func (a *app) quietLogger() *slog.Logger {
 // client opens the store and returns a Client on it, and a function that closes the store.
 func (a *app) client(ctx context.Context) (*rota.Client, func(), error) {
 	logger := a.quietLogger()
-	st, err := a.openStore(ctx, logger)
+	tp, flush, err := setupTracing(ctx, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	return rota.NewClient(st, &rota.ClientConfig{Logger: logger}), func() { closeStore(st, logger) }, nil
+	st, err := a.openStore(ctx, logger)
+	if err != nil {
+		flush()
+		return nil, nil, err
+	}
+	return rota.NewClient(st, &rota.ClientConfig{Logger: logger, TracerProvider: tp}), func() {
+		closeStore(st, logger)
+		flush()
+	}, nil
 }
 
 // closeStore closes st, logging what fails: the command's work is done by then.

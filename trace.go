@@ -1,0 +1,167 @@
+package rota
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Tracing. An insert call is a producer span, "insert QUEUE" (or "insert" for a batch over
+// several queues); each attempt of a job is a consumer span, "work KIND", in the same trace: the
+// insert writes its span's context into the job's metadata under TraceMetadataKey, and the
+// attempt continues it. A handler's context carries its attempt's span, so spans the handler
+// starts nest under it. Without a TracerProvider in the config rota uses the global one
+// (otel.SetTracerProvider), which does nothing until the program installs one.
+
+// TraceMetadataKey is the key of a job's metadata object that carries the trace context of the
+// insert that made the job (W3C traceparent and tracestate). Metadata that is not a JSON object,
+// or that has the key already, is left as it is.
+const TraceMetadataKey = "rota.trace"
+
+// tracerName is the instrumentation scope of rota's spans.
+const tracerName = "github.com/rotahq/rota"
+
+var (
+	traceKeyJSON = []byte(strconv.Quote(TraceMetadataKey))
+	propagator   = propagation.TraceContext{}
+)
+
+func newTracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer(tracerName)
+}
+
+// startInsert starts the span of one insert call and writes its context into the jobs'
+// metadata.
+func (c *Client) startInsert(ctx context.Context, params []store.InsertParams) (context.Context, trace.Span) {
+	if len(params) == 0 {
+		return ctx, trace.SpanFromContext(context.Background()) // a span that records nothing
+	}
+	name := "insert"
+	queue := params[0].Queue
+	for _, p := range params[1:] {
+		if p.Queue != queue {
+			queue = ""
+			break
+		}
+	}
+	if queue != "" {
+		name += " " + queue
+	}
+	ctx, span := c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer))
+	if !span.IsRecording() {
+		return ctx, span
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("messaging.system", "rota"),
+		attribute.String("messaging.operation.type", "send"),
+		attribute.Int("messaging.batch.message_count", len(params)),
+	}
+	if queue != "" {
+		attrs = append(attrs, attribute.String("messaging.destination.name", queue))
+	}
+	if len(params) == 1 {
+		attrs = append(attrs, attribute.String("rota.job.kind", params[0].Kind))
+	}
+	span.SetAttributes(attrs...)
+	carrier := propagation.MapCarrier{}
+	propagator.Inject(ctx, carrier)
+	if len(carrier) > 0 {
+		for i := range params {
+			params[i].Metadata = withTraceContext(params[i].Metadata, carrier)
+		}
+	}
+	return ctx, span
+}
+
+// endInsert ends an insert's span with what the insert did.
+func endInsert(span trace.Span, res []store.InsertResult, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	} else if len(res) == 1 && res[0].Job != nil {
+		span.SetAttributes(attribute.Int64("rota.job.id", res[0].Job.ID), attribute.Bool("rota.job.duplicate", res[0].Duplicate))
+	}
+	span.End()
+}
+
+// withTraceContext adds carrier under TraceMetadataKey to md, a JSON object or nothing. It
+// splices the key in rather than decoding and encoding md, so the caller's bytes stay as they
+// were.
+func withTraceContext(md []byte, carrier propagation.MapCarrier) []byte {
+	value, err := json.Marshal(map[string]string(carrier))
+	if err != nil {
+		return md
+	}
+	trimmed := bytes.TrimSpace(md)
+	entry := append(append(append([]byte{}, traceKeyJSON...), ':'), value...)
+	switch {
+	case len(trimmed) == 0:
+		return append(append([]byte{'{'}, entry...), '}')
+	case trimmed[0] != '{' || bytes.Contains(trimmed, traceKeyJSON):
+		return md
+	case len(bytes.TrimSpace(trimmed[1:len(trimmed)-1])) == 0: // {}
+		return append(append([]byte{'{'}, entry...), '}')
+	default:
+		out := append([]byte{'{'}, entry...)
+		out = append(out, ',')
+		return append(out, trimmed[1:]...)
+	}
+}
+
+// traceParent returns ctx carrying the trace context the insert of a job left in its metadata,
+// for the attempt's span to continue; ctx itself when there is none.
+func traceParent(ctx context.Context, md []byte) context.Context {
+	if !bytes.Contains(md, traceKeyJSON) {
+		return ctx // the common case, decided without decoding
+	}
+	var holder map[string]json.RawMessage
+	if json.Unmarshal(md, &holder) != nil {
+		return ctx
+	}
+	var carrier propagation.MapCarrier
+	if json.Unmarshal(holder[TraceMetadataKey], &carrier) != nil {
+		return ctx
+	}
+	return propagator.Extract(ctx, carrier)
+}
+
+// startAttempt starts the span of one attempt of e's job, in the trace of its insert.
+func (n *Node) startAttempt(ctx context.Context, e *execution) (context.Context, trace.Span) {
+	row := e.row
+	ctx, span := n.tracer.Start(traceParent(ctx, row.Metadata), "work "+row.Kind, trace.WithSpanKind(trace.SpanKindConsumer))
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.String("messaging.system", "rota"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", row.Queue),
+			attribute.String("rota.job.kind", row.Kind),
+			attribute.Int64("rota.job.id", row.ID),
+			attribute.Int("rota.job.attempt", row.Attempt),
+			attribute.String("rota.node", n.cfg.ID),
+		)
+	}
+	return ctx, span
+}
+
+// endAttempt ends an attempt's span with its outcome.
+func endAttempt(span trace.Span, o store.Outcome) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("rota.job.state", string(o.State)))
+		if o.Error != nil {
+			span.SetStatus(codes.Error, o.Error.Error)
+		}
+	}
+	span.End()
+}
