@@ -228,6 +228,9 @@ func (c *Client) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 
 // PauseQueue stops every node from claiming jobs of queue until ResumeQueue.
 func (c *Client) PauseQueue(ctx context.Context, queue string) error {
+	if err := validName("queue", queue); err != nil {
+		return fmt.Errorf("rota: pause queue: %w", err)
+	}
 	if err := c.store.PauseQueue(ctx, queue); err != nil {
 		return fmt.Errorf("rota: pause queue %q: %w", queue, err)
 	}
@@ -236,6 +239,9 @@ func (c *Client) PauseQueue(ctx context.Context, queue string) error {
 
 // ResumeQueue lets nodes claim from queue again.
 func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
+	if err := validName("queue", queue); err != nil {
+		return fmt.Errorf("rota: resume queue: %w", err)
+	}
 	if err := c.store.ResumeQueue(ctx, queue); err != nil {
 		return fmt.Errorf("rota: resume queue %q: %w", queue, err)
 	}

@@ -53,7 +53,7 @@ type Dashboard struct {
 	token      []byte
 	session    string // the cookie value a signed-in browser holds
 	pages      map[string]*template.Template
-	mux        *http.ServeMux
+	handler    http.Handler
 	throughput *throughput // nil without a node
 	stop       context.CancelFunc
 }
@@ -113,18 +113,19 @@ func (d *Dashboard) routes() {
 	m.Handle("GET /schedules", d.signedIn(d.schedules))
 	m.Handle("POST /schedules/{name}/pause", d.signedIn(d.pauseSchedule))
 	m.Handle("POST /schedules/{name}/resume", d.signedIn(d.resumeSchedule))
-	d.mux = m
+	// Every form, signing in and out included, must come from a page of this site: the browser
+	// says where a request comes from (Sec-Fetch-Site, or Origin against Host).
+	d.handler = http.NewCrossOriginProtection().Handler(m)
 }
 
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
-	d.mux.ServeHTTP(w, r)
+	d.handler.ServeHTTP(w, r)
 }
 
 // signedIn lets through browsers holding the session cookie, and sends the others to sign in.
-// A form that changes something must also come from a page of this dashboard.
 func (d *Dashboard) signedIn(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !d.noAuth {
@@ -138,58 +139,48 @@ func (d *Dashboard) signedIn(h http.HandlerFunc) http.Handler {
 				return
 			}
 		}
-		if r.Method != http.MethodGet && !sameOrigin(r) {
-			http.Error(w, "refused: the form came from another site", http.StatusForbidden)
-			return
-		}
 		h(w, r)
 	})
 }
 
-// sameOrigin reports whether a browser's request came from this host. Browsers send Origin on
-// every cross-site POST; a request without it (curl, an old browser) is let through, as the
-// SameSite cookie already keeps other sites' forms out.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" && r.Header.Get("Sec-Fetch-Site") == "same-origin" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host == r.Host
-}
-
 func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
-	d.render(w, r, "login", map[string]any{"Next": safeNext(r.URL.Query().Get("next")), "Failed": false})
+	d.render(w, r, http.StatusOK, "login", map[string]any{"Next": safeNext(r.URL.Query().Get("next")), "Failed": false})
 }
 
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		http.Error(w, "refused: the form came from another site", http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	next := safeNext(r.FormValue("next"))
-	a, b := sha256.Sum256([]byte(r.FormValue("token"))), sha256.Sum256(d.token)
+	next := safeNext(r.PostFormValue("next"))
+	a, b := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256(d.token)
 	if d.noAuth || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
-		w.WriteHeader(http.StatusUnauthorized)
-		d.render(w, r, "login", map[string]any{"Next": next, "Failed": true})
+		d.render(w, r, http.StatusUnauthorized, "login", map[string]any{"Next": next, "Failed": true})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: d.session, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+		Name: cookieName, Value: d.session, Path: "/", HttpOnly: true, Secure: secure(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure(r),
+		SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect after signing in on this site: a path, never another host.
+// secure reports whether the browser reached the dashboard over TLS, here or at a proxy that
+// says so (X-Forwarded-Proto): the cookie is then sent over TLS only. Believing the header can
+// only make the cookie stricter.
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// safeNext keeps a redirect after signing in on this site: a path, never another host. Browsers
+// drop tabs and newlines from URLs and read a backslash as a slash, so "/\t/evil" or "/\\evil"
+// would lead elsewhere: such bytes are refused anywhere in it.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return "/"
 	}
 	return next

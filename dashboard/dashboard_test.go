@@ -171,7 +171,7 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	s.await(t, rota.EventJobFailed)
 
 	_, _, body := get(t, c, s.url+"/")
-	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `id="throughput"`, `class="ok"`, `class="bad"`, `id="nodes"`} {
+	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="ok"`, `<rect class="bad"`, `id="nodes"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s", want)
 		}
@@ -190,14 +190,15 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	if code, loc := post(t, c, s.url+"/jobs/"+itoa(bad.Job.ID)+"/cancel", nil, s.url); code != http.StatusSeeOther || loc != "/jobs/"+itoa(bad.Job.ID) {
 		t.Fatalf("cancel: %d to %q", code, loc)
 	}
-	if j, _ := s.client.Get(ctx, bad.Job.ID); j.State != rota.StateCancelled {
-		t.Fatalf("after cancel: %s", j.State)
+	if j, err := s.client.Get(ctx, bad.Job.ID); err != nil || j.State != rota.StateCancelled {
+		t.Fatalf("after cancel: %+v, %v", j, err)
 	}
 }
 
 func TestSafeNext(t *testing.T) {
 	for in, want := range map[string]string{
 		"": "/", "/jobs?state=x": "/jobs?state=x", "//evil": "/", "/\\evil": "/", "https://evil": "/", "jobs": "/",
+		"/\t/evil": "/", "/a\\b": "/", "/\n/evil": "/", "/%09/x": "/%09/x",
 	} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
@@ -206,3 +207,50 @@ func TestSafeNext(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A queue whose name holds a slash gets a working Pause button: the name is one path segment.
+func TestNamesWithSlashes(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	if _, err := s.client.Insert(context.Background(), okArgs{}, &rota.InsertOpts{Queue: "reports/eu"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := get(t, c, s.url+"/")
+	const action = `action="/queues/reports%2feu/pause"`
+	if !strings.Contains(strings.ToLower(body), action) {
+		t.Fatalf("overview lacks %s:\n%s", action, body)
+	}
+	if code, _ := post(t, c, s.url+"/queues/reports%2Feu/pause", nil, ""); code != http.StatusSeeOther {
+		t.Fatalf("pause: %d", code)
+	}
+	stats, err := s.client.QueueStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stats {
+		if q.Queue == "reports/eu" && !q.Paused {
+			t.Fatal("reports/eu is not paused")
+		}
+	}
+}
+
+// Without authentication the pages still have their navigation, and no sign-out.
+func TestNoAuthPages(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := New(Config{Client: rota.NewClient(st, nil), NoAuth: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	ts := httptest.NewServer(d)
+	t.Cleanup(ts.Close)
+	code, _, body := get(t, browser(t), ts.URL+"/schedules")
+	if code != http.StatusOK || !strings.Contains(body, `href="/jobs"`) || strings.Contains(body, "Sign out") {
+		t.Fatalf("no-auth schedules page: %d\n%s", code, body)
+	}
+}

@@ -6,6 +6,7 @@
 //
 // Pages are rendered on the server (html/template) and work without JavaScript. Signing in
 // takes the API token; the browser then holds a cookie derived from it (HttpOnly,
-// SameSite=Strict), so changing the token signs everyone out. Forms that change something are
-// refused when the browser says they came from another site.
+// SameSite=Strict, Secure when the browser came over TLS), so changing the token signs everyone
+// out. Every form, signing in and out included, is refused when the browser says it came from
+// another site (http.CrossOriginProtection).
 package dashboard

@@ -25,7 +25,9 @@ func parsePages() (map[string]*template.Template, error) {
 		"ago":    ago,
 		"stamp":  stamp,
 		"pretty": pretty,
-		"count":  func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
+		// pathesc makes a name one path segment: queue and schedule names may hold "/" and ".".
+		"pathesc": url.PathEscape,
+		"count":   func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
 		"lastError": func(errs []store.AttemptError) string {
 			if len(errs) == 0 {
 				return ""
@@ -52,11 +54,12 @@ func parsePages() (map[string]*template.Template, error) {
 	return pages, nil
 }
 
-// render writes a page. It renders into a buffer first, so a failing template shows an error
-// page instead of half a page.
-func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, page string, data map[string]any) {
+// render writes a page with status. It renders into a buffer first, so a failing template
+// shows an error instead of half a page.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, page string, data map[string]any) {
 	data["Page"] = page
-	data["SignedIn"] = !d.noAuth && page != "login"
+	data["Nav"] = page != "login"
+	data["SignOut"] = !d.noAuth && page != "login"
 	var buf bytes.Buffer
 	if err := d.pages[page].Execute(&buf, data); err != nil {
 		d.logger.Error("rota: dashboard: rendering failed", "page", page, "error", err)
@@ -64,6 +67,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, page string, 
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }
 
@@ -80,8 +84,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		d.logger.Error("rota: dashboard: request failed", "path", r.URL.Path, "error", err)
 	}
-	w.WriteHeader(status)
-	d.render(w, r, "error", map[string]any{"Status": status, "Error": err.Error()})
+	d.render(w, r, status, "error", map[string]any{"Status": status, "Error": err.Error()})
 }
 
 // bar is one minute of the throughput chart, laid out in SVG units.
@@ -131,7 +134,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Attempts"] = total
 	}
-	d.render(w, r, "overview", data)
+	d.render(w, r, http.StatusOK, "overview", data)
 }
 
 // stateNames are the columns of the queues table, in a job's order of life.
@@ -169,7 +172,7 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Next"] = "/jobs?" + next.Encode()
 	}
-	d.render(w, r, "jobs", data)
+	d.render(w, r, http.StatusOK, "jobs", data)
 }
 
 func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +186,7 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	d.render(w, r, "job", map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning})
+	d.render(w, r, http.StatusOK, "job", map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning})
 }
 
 func (d *Dashboard) cancelJob(w http.ResponseWriter, r *http.Request) { d.onJob(w, r, d.client.Cancel) }
@@ -234,7 +237,7 @@ func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	d.render(w, r, "schedules", map[string]any{"Schedules": list})
+	d.render(w, r, http.StatusOK, "schedules", map[string]any{"Schedules": list})
 }
 
 // ago shows how long ago t was, to the second; "-" for the zero time.

@@ -138,7 +138,7 @@ func (s *server) countJobs(t *testing.T) int {
 
 func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 	s := newServer(t)
-	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token} {
+	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer"} {
 		var e apiError
 		if got := s.callAs(t, auth, "GET", "/v1/queues", "", &e); got != http.StatusUnauthorized || e.Code != "unauthorized" {
 			t.Errorf("Authorization %q: %d %+v, want 401", auth, got, e)
@@ -155,6 +155,21 @@ func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 	}
 	if got := s.call(t, "GET", "/v1/queues", "", nil); got != http.StatusOK {
 		t.Errorf("with the token: %d", got)
+	}
+	if got := s.callAs(t, "bearer "+token, "GET", "/v1/queues", "", nil); got != http.StatusOK {
+		t.Errorf("with the scheme in lower case: %d", got)
+	}
+	// Every route is behind the token, unknown ones included.
+	for _, route := range [][2]string{
+		{"POST", "/v1/jobs/batch"}, {"GET", "/v1/jobs"}, {"GET", "/v1/jobs/1"}, {"POST", "/v1/jobs/1/cancel"},
+		{"POST", "/v1/jobs/1/retry"}, {"GET", "/v1/jobs/1/wait"}, {"POST", "/v1/queues/q/pause"},
+		{"POST", "/v1/queues/q/resume"}, {"GET", "/v1/schedules"}, {"GET", "/v1/schedules/s"},
+		{"PUT", "/v1/schedules/s"}, {"DELETE", "/v1/schedules/s"}, {"POST", "/v1/schedules/s/pause"},
+		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"GET", "/v1/no-such-route"}, {"GET", "/elsewhere"},
+	} {
+		if got := s.callAs(t, "", route[0], route[1], "", nil); got != http.StatusUnauthorized {
+			t.Errorf("%s %s without a token: %d", route[0], route[1], got)
+		}
 	}
 	if _, err := httpapi.New(httpapi.Config{Client: s.client}); err == nil {
 		t.Error("New without a token or NoAuth succeeded")
@@ -225,6 +240,7 @@ func TestBadInputIsRefusedWithTheReason(t *testing.T) {
 	s.wantError(t, "GET", "/v1/nothing-here", "", 404, "not_found", "no such route")
 	s.wantError(t, "PUT", "/v1/schedules/nightly", `{"expr":"61 * * * *","kind":"greet"}`, 400, "invalid", "61")
 	s.wantError(t, "GET", "/v1/schedules/none", "", 404, "not_found", "none")
+	s.wantError(t, "POST", "/v1/queues/bad%20name/pause", "", 400, "invalid", "bad name")
 	if n := s.countJobs(t); n != 0 {
 		t.Fatalf("%d jobs inserted by refused requests", n)
 	}
@@ -351,3 +367,46 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+// A page of another site cannot make a browser enqueue a job, even with no token required.
+func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	client := rota.NewClient(st, &rota.ClientConfig{Logger: quiet})
+	h, err := httpapi.New(httpapi.Config{Client: client, NoAuth: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	for _, hdr := range []map[string]string{{"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/jobs", strings.NewReader(`{"kind":"exec"}`))
+		req.Header.Set("Content-Type", "text/plain")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("POST with %v: %d, want 403", hdr, resp.StatusCode)
+		}
+	}
+	// A program (no browser headers) is served.
+	resp, err := http.Post(ts.URL+"/v1/jobs", "application/json", strings.NewReader(`{"kind":"exec"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST from a program: %d", resp.StatusCode)
+	}
+	if jobs, _ := client.List(context.Background(), rota.ListParams{}); len(jobs) != 1 {
+		t.Fatalf("%d jobs, want only the program's", len(jobs))
+	}
+}

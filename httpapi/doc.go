@@ -24,7 +24,9 @@
 //	GET    /v1/status                    nodes and the leader
 //
 // Errors are {"error": "what happened", "code": "invalid"} with a status that says whose fault
-// it was: 400 invalid input (unknown fields included), 401 no or a wrong token, 404 not found,
-// 409 the job is running, 413 a body over the size limit, 429 a best-effort insert refused
-// because its queue is busy, 503 the store did not answer, 500 anything else (and logged).
+// it was: 400 invalid input (unknown fields included), 401 no or a wrong token, 403 a browser
+// request sent by a page of another site, 404 not found, 409 the job is running, 413 a body
+// over the size limit, 429 a best-effort insert refused because its queue is busy, 501 status
+// on a store without a node registry, 503 the store did not answer in time or the caller left,
+// 500 anything else (and logged).
 package httpapi

@@ -237,8 +237,12 @@ func (a *api) waitJob(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil || errors.As(err, &failed):
 		writeJSON(w, http.StatusOK, waitResult{Job: job, Done: true})
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
-		job, err := a.client.Get(r.Context(), id)
+	case ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		// The timeout passed, or the server is shutting down (it cancels its requests'
+		// contexts): answer with the job as it is, and the caller asks again.
+		getCtx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		job, err := a.client.Get(getCtx, id)
 		if err != nil {
 			a.fail(w, r, err)
 			return

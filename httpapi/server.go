@@ -98,7 +98,10 @@ func New(cfg Config) (http.Handler, error) {
 		protected = requireToken(cfg.Token, v1)
 	}
 	mux.Handle("/", protected)
-	return mux, nil
+	// A browser page from another site may not POST here: without a token (NoAuth) such a page
+	// could otherwise enqueue jobs, a text/plain body being one no browser asks leave to send.
+	// Programs send neither Sec-Fetch-Site nor Origin and are not affected.
+	return http.NewCrossOriginProtection().Handler(mux), nil
 }
 
 // requireToken lets through requests that carry token as a bearer token. The comparison takes
@@ -107,9 +110,9 @@ func New(cfg Config) (http.Handler, error) {
 func requireToken(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong API token (Authorization: Bearer TOKEN)")
 			return

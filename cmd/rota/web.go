@@ -38,8 +38,8 @@ func apiToken(file string) (string, error) {
 
 // serveWeb serves, on addr, the HTTP API under /v1/ and the dashboard at /, both through the
 // node's client (so a job cancelled there stops at once when this node runs it) and both behind
-// token. The returned function stops it: new requests are refused, and running ones (a wait
-// among them) get a few seconds to finish.
+// token. The returned function stops it: new requests are refused, waits answer with the job as
+// it is, and other running requests get a few seconds to finish.
 func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Logger) (func(), error) {
 	if token == "" && !noAuth {
 		return nil, fmt.Errorf("--http-addr needs an API token: set %s or --api-token-file (or --api-no-auth to serve without one)", apiTokenEnv)
@@ -61,9 +61,13 @@ func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Log
 		dash.Close()
 		return nil, fmt.Errorf("--http-addr %s: %w", addr, err)
 	}
+	// Requests' contexts end when the server stops, so that a wait answers at once then.
+	base, stopRequests := context.WithCancel(context.Background())
 	srv := &http.Server{
 		Handler:           mux,
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
 		// A wait request blocks for up to httpapi.WaitMaxDefault before it answers.
 		WriteTimeout: httpapi.WaitMaxDefault + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
@@ -80,6 +84,7 @@ func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Log
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		stopRequests()
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()
 		}
