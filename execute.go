@@ -31,8 +31,7 @@ type execution struct {
 
 	mu     sync.Mutex
 	result []byte
-	// span is the attempt's trace span, from the handler's start; nil when its args did not
-	// decode.
+	// span is the attempt's trace span, from the runner's start on it; nil before.
 	span  trace.Span
 	grace clockwork.Timer // running once the context is done, until the attempt ends
 }
@@ -96,25 +95,30 @@ func (n *Node) runner(e *execution) {
 // execute runs the handler of e in the calling goroutine and ends the attempt, unless it was
 // abandoned meanwhile; it reports whether it ended it.
 func (n *Node) execute(e *execution) bool {
-	ctx := e.ctx
+	// The attempt's span covers decoding too, so bad args show in traces; the handler's context
+	// carries it; end, whoever calls it, ends it.
+	ctx, span := n.startAttempt(e.ctx, e)
+	e.mu.Lock()
+	e.span = span
+	e.mu.Unlock()
 	var work func(context.Context) error
 	// Decoding runs user code too (UnmarshalJSON, a Timeouter), so it is protected like the handler.
 	err := protect(func() (err error) {
 		e.timeout, work, err = e.reg.bind(e.row, e)
 		return err
 	})
+	if e.ended.Load() {
+		// Abandoned while it decoded (a stop that ran out of time): the job is handed back
+		// already, its handler must not start now.
+		span.End()
+		return false
+	}
 	if err == nil {
 		if e.timeout > 0 {
 			var disarm func() bool
 			ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
 			defer disarm()
 		}
-		// The handler's context carries the attempt's span; end, whoever calls it, ends it.
-		var span trace.Span
-		ctx, span = n.startAttempt(ctx, e)
-		e.mu.Lock()
-		e.span = span
-		e.mu.Unlock()
 		// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
 		// return before its attempt is ended without it.
 		unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })

@@ -33,6 +33,9 @@ const tracerName = "github.com/rotahq/rota"
 var (
 	traceKeyJSON = []byte(strconv.Quote(TraceMetadataKey))
 	propagator   = propagation.TraceContext{}
+	// Shared, so that starting a span that records nothing allocates as little as it can.
+	producerSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
+	consumerSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 )
 
 func newTracer(tp trace.TracerProvider) trace.Tracer {
@@ -59,22 +62,28 @@ func (c *Client) startInsert(ctx context.Context, params []store.InsertParams) (
 	if queue != "" {
 		name += " " + queue
 	}
-	ctx, span := c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer))
-	if !span.IsRecording() {
-		return ctx, span
+	ctx, span := c.tracer.Start(ctx, name, producerSpan...)
+	if !span.SpanContext().IsValid() {
+		return ctx, span // no tracer provider: nothing to record, nothing to carry
 	}
-	attrs := []attribute.KeyValue{
-		attribute.String("messaging.system", "rota"),
-		attribute.String("messaging.operation.type", "send"),
-		attribute.Int("messaging.batch.message_count", len(params)),
+	if span.IsRecording() {
+		attrs := []attribute.KeyValue{
+			attribute.String("messaging.system", "rota"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.operation.name", "insert"),
+		}
+		if queue != "" {
+			attrs = append(attrs, attribute.String("messaging.destination.name", queue))
+		}
+		if len(params) == 1 {
+			attrs = append(attrs, attribute.String("rota.job.kind", params[0].Kind))
+		} else {
+			attrs = append(attrs, attribute.Int("messaging.batch.message_count", len(params)))
+		}
+		span.SetAttributes(attrs...)
 	}
-	if queue != "" {
-		attrs = append(attrs, attribute.String("messaging.destination.name", queue))
-	}
-	if len(params) == 1 {
-		attrs = append(attrs, attribute.String("rota.job.kind", params[0].Kind))
-	}
-	span.SetAttributes(attrs...)
+	// Carried even when this span is not sampled, so that the attempts follow the same sampling
+	// decision (a parent-based sampler) instead of starting traces of their own.
 	carrier := propagation.MapCarrier{}
 	propagator.Inject(ctx, carrier)
 	if len(carrier) > 0 {
@@ -87,11 +96,14 @@ func (c *Client) startInsert(ctx context.Context, params []store.InsertParams) (
 
 // endInsert ends an insert's span with what the insert did.
 func endInsert(span trace.Span, res []store.InsertResult, err error) {
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	} else if len(res) == 1 && res[0].Job != nil {
-		span.SetAttributes(attribute.Int64("rota.job.id", res[0].Job.ID), attribute.Bool("rota.job.duplicate", res[0].Duplicate))
+	if span.IsRecording() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		} else if len(res) == 1 && res[0].Job != nil {
+			span.SetAttributes(attribute.String("messaging.message.id", strconv.FormatInt(res[0].Job.ID, 10)),
+				attribute.Bool("rota.job.duplicate", res[0].Duplicate))
+		}
 	}
 	span.End()
 }
@@ -140,14 +152,15 @@ func traceParent(ctx context.Context, md []byte) context.Context {
 // startAttempt starts the span of one attempt of e's job, in the trace of its insert.
 func (n *Node) startAttempt(ctx context.Context, e *execution) (context.Context, trace.Span) {
 	row := e.row
-	ctx, span := n.tracer.Start(traceParent(ctx, row.Metadata), "work "+row.Kind, trace.WithSpanKind(trace.SpanKindConsumer))
+	ctx, span := n.tracer.Start(traceParent(ctx, row.Metadata), e.reg.spanName, consumerSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(
 			attribute.String("messaging.system", "rota"),
 			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.operation.name", "work"),
 			attribute.String("messaging.destination.name", row.Queue),
+			attribute.String("messaging.message.id", strconv.FormatInt(row.ID, 10)),
 			attribute.String("rota.job.kind", row.Kind),
-			attribute.Int64("rota.job.id", row.ID),
 			attribute.Int("rota.job.attempt", row.Attempt),
 			attribute.String("rota.node", n.cfg.ID),
 		)
@@ -160,6 +173,7 @@ func endAttempt(span trace.Span, o store.Outcome) {
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("rota.job.state", string(o.State)))
 		if o.Error != nil {
+			span.SetAttributes(attribute.String("error.type", "rota.attempt_failed"))
 			span.SetStatus(codes.Error, o.Error.Error)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -66,8 +67,9 @@ func TestInsertAndAttemptShareATrace(t *testing.T) {
 	if got := recv(t, inHandler); got.SpanID() != work.SpanContext().SpanID() {
 		t.Errorf("the handler's context holds span %v, want the attempt's %v", got.SpanID(), work.SpanContext().SpanID())
 	}
-	if attr(work, "rota.job.id").AsInt64() != res.Job.ID || attr(work, "rota.job.state").AsString() != "completed" ||
-		attr(insert, "rota.job.id").AsInt64() != res.Job.ID {
+	id := strconv.FormatInt(res.Job.ID, 10)
+	if attr(work, "messaging.message.id").AsString() != id || attr(work, "rota.job.state").AsString() != "completed" ||
+		attr(insert, "messaging.message.id").AsString() != id {
 		t.Errorf("attributes: insert %v, work %v", insert.Attributes(), work.Attributes())
 	}
 	var md map[string]json.RawMessage
@@ -116,5 +118,41 @@ func TestWithTraceContext(t *testing.T) {
 	ctx := traceParent(context.Background(), withTraceContext([]byte(`{"a":1}`), carrier))
 	if sc := trace.SpanContextFromContext(ctx); sc.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || !sc.IsRemote() {
 		t.Fatalf("extracted %v", sc)
+	}
+}
+
+// Args that do not decode end their attempt's span too, with the reason; every span started
+// is ended.
+func TestBadArgsAttemptHasASpan(t *testing.T) {
+	b, rec := traced(t, func(context.Context, *Job[testArgs]) error { return nil })
+	res, err := b.client.Insert(context.Background(), RawArgs{KindName: "test", JSON: []byte(`{"n":"not a number"}`)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.event(t, EventJobDiscarded)
+	work := spanNamed(t, rec, "work test")
+	if work.Status().Code != codes.Error || attr(work, "rota.job.state").AsString() != "discarded" {
+		t.Fatalf("job %d: status %+v, attributes %v", res.Job.ID, work.Status(), work.Attributes())
+	}
+	if s, e := len(rec.Started()), len(rec.Ended()); s != e {
+		t.Fatalf("%d spans started, %d ended", s, e)
+	}
+}
+
+// An insert that the sampler drops still carries its trace context, so that its job's attempts
+// are dropped too (a parent-based sampler) instead of starting traces of their own.
+func TestUnsampledInsertStillCarriesItsContext(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	b := setup(t, func(context.Context, *Job[testArgs]) error { return nil }, func(c *Config) { c.TracerProvider = tp })
+	job := b.insert(t, testArgs{}, nil)
+	b.event(t, EventJobCompleted)
+	var md map[string]json.RawMessage
+	if err := json.Unmarshal(b.get(t, job.ID).Metadata, &md); err != nil || md[TraceMetadataKey] == nil {
+		t.Fatalf("metadata %s (%v): want the trace context", b.get(t, job.ID).Metadata, err)
+	}
+	if n := len(rec.Ended()); n != 0 {
+		t.Fatalf("%d spans recorded; the sampler drops the insert and, following it, the attempt", n)
 	}
 }

@@ -61,6 +61,8 @@ type Workers struct {
 type registration struct {
 	backoff   backoff.Policy
 	singleton string
+	// spanName names the trace span of an attempt: "work KIND".
+	spanName string
 	// bind decodes a claimed job's args, once, for the runner that runs it: it returns the
 	// attempt's time limit (the worker's Timeouter, else the kind's Timeout) and the handler
 	// call. Args that do not decode are a *badArgsError.
@@ -92,6 +94,7 @@ func AddWorker[T Args](ws *Workers, w Worker[T], opts *WorkerOptions) {
 	ws.kinds[kind] = &registration{
 		backoff:   backoff.Policy{Base: opts.BackoffBase, Max: opts.BackoffMax},
 		singleton: opts.Singleton,
+		spanName:  "work " + kind,
 		bind: func(row *JobRow, exec *execution) (time.Duration, func(context.Context) error, error) {
 			job := &Job[T]{JobRow: row, exec: exec}
 			if err := json.Unmarshal(row.Args, &job.Args); err != nil {

@@ -32,6 +32,11 @@ func setupTracing(ctx context.Context, logger *slog.Logger) (trace.TracerProvide
 	if !tracingEnabled() {
 		return nil, func() {}, nil
 	}
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if p := os.Getenv(v); p != "" && p != "http/protobuf" {
+			return nil, nil, fmt.Errorf("tracing: %s=%s: rota sends OTLP over HTTP only; use http/protobuf (port 4318)", v, p)
+		}
+	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: OTLP exporter: %w", err)

@@ -68,3 +68,10 @@ func TestTracesReachTheCollector(t *testing.T) {
 			insert.TraceId, insert.SpanId, work.TraceId, work.ParentSpanId)
 	}
 }
+
+func TestTracingRefusesGRPC(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	e := newEnv(t)
+	e.run("jobs", "list").fails(t, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: rota sends OTLP over HTTP only")
+}

@@ -12,9 +12,10 @@ import (
 // notifyGate spaces out the NOTIFYs of inserts: at most one per queue per interval from this
 // Store. PostgreSQL takes a database-wide lock at the commit of every transaction that issued a
 // NOTIFY, which serialises those commits; one NOTIFY per insert would cap the insert rate of the
-// whole database. An insert within the interval after a NOTIFY sends none itself; the gate owes
-// its queue one, sent by a timer when the interval ends, so an idle node wakes at most one
-// interval late.
+// whole database. An insert within the interval after a NOTIFY sends none itself; once it has
+// committed (owe), the gate owes its queue one, sent by a timer when the interval ends, so an
+// idle node wakes at most one interval late. Owing only after the commit keeps the timer's
+// NOTIFY from reaching nodes before the jobs it announces are there to claim.
 type notifyGate struct {
 	clock    clockwork.Clock // the host's clock in production: the interval is this process's pacing
 	interval time.Duration
@@ -37,29 +38,40 @@ func newNotifyGate(clock clockwork.Clock, interval time.Duration, send func(queu
 	}
 }
 
-// take returns which of queues the inserting transaction should NOTIFY itself; the gate owes
-// the others a NOTIFY when their interval ends.
-func (g *notifyGate) take(queues []string) []string {
+// take splits queues into those the inserting statement should NOTIFY itself (through) and
+// those held back (later), which the caller passes to owe once its insert has committed.
+func (g *notifyGate) take(queues []string) (through, later []string) {
 	if g.interval <= 0 || len(queues) == 0 {
-		return queues
+		return queues, nil
 	}
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var through []string
 	for _, q := range queues {
 		if last, ok := g.last[q]; ok && now.Sub(last) < g.interval {
-			g.owed[q] = struct{}{}
+			later = append(later, q)
 			continue
 		}
 		g.last[q] = now
 		delete(g.owed, q)
 		through = append(through, q)
 	}
-	if len(g.owed) > 0 && g.timer == nil && !g.closed {
+	return through, later
+}
+
+// owe records NOTIFYs held back by take for committed inserts, to be sent when the interval ends.
+func (g *notifyGate) owe(queues []string) {
+	if len(queues) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, q := range queues {
+		g.owed[q] = struct{}{}
+	}
+	if g.timer == nil && !g.closed {
 		g.timer = g.clock.AfterFunc(g.interval, g.flush)
 	}
-	return through
 }
 
 // flush sends the NOTIFYs the gate owes.

@@ -33,18 +33,20 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 		return nil, nil
 	}
 	var res []store.InsertResult
+	var owed []string
 	var err error
 	if oneStatement(params) {
-		res, err = s.insert(ctx, pgxQuerier{c: s.pool, local: true}, params)
+		res, err = s.insert(ctx, pgxQuerier{c: s.pool, owed: &owed}, params)
 	} else {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			res, err = s.insert(ctx, pgxQuerier{c: tx, canCopy: true, local: true}, params)
+			res, err = s.insert(ctx, pgxQuerier{c: tx, canCopy: true, owed: &owed}, params)
 			return err
 		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: insert: %w", err)
 	}
+	s.gate.owe(owed)
 	s.announceLocally(res)
 	return res, nil
 }
@@ -232,15 +234,18 @@ func (s *Store) insertText(q querier, text string) string {
 }
 
 // notifyNow returns which of the queues an insert made work due in its own statement NOTIFYs.
-// Insert's go through the gate, which sends the rest later; Insert wakes this Store's
-// subscribers itself. Inserts in a caller's transaction (InsertTx) and the cron planner's
-// NOTIFY every queue at their commit: a NOTIFY the gate sent later might arrive before the
-// caller commits, waking nodes that find nothing, and nothing else tells this Store's own.
+// Insert's go through the gate, which sends the rest after Insert committed; Insert wakes this
+// Store's subscribers itself. Inserts in a caller's transaction (InsertTx) and the cron
+// planner's NOTIFY every queue at their commit: the Store cannot know when the caller commits,
+// so a NOTIFY the gate sent later might arrive first, and nothing else tells this Store's own.
 func (s *Store) notifyNow(q querier, due []string) []string {
-	if q.announced() {
-		return s.gate.take(due)
+	pq, ok := q.(pgxQuerier)
+	if !ok || pq.owed == nil {
+		return due
 	}
-	return due
+	through, later := s.gate.take(due)
+	*pq.owed = append(*pq.owed, later...)
+	return through
 }
 
 // insertOne is insertRows for one job.

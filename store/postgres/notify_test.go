@@ -229,14 +229,23 @@ func TestNotifyGate(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	g := newNotifyGate(clock, 20*time.Millisecond, func(q []string) { sent <- q })
 	defer g.close()
-	if got := g.take([]string{"a", "b"}); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("first take = %v, want both queues", got)
+	if got, later := g.take([]string{"a", "b"}); !slices.Equal(got, []string{"a", "b"}) || len(later) != 0 {
+		t.Fatalf("first take = %v, %v; want both queues through", got, later)
 	}
-	// Within the interval nothing goes through; both queues are owed one NOTIFY, sent together.
-	if got := g.take([]string{"b"}); len(got) != 0 {
-		t.Fatalf("second take = %v, want none", got)
+	// Within the interval nothing goes through; both queues are owed one NOTIFY once their
+	// inserts committed, sent together.
+	if got, later := g.take([]string{"b"}); len(got) != 0 || !slices.Equal(later, []string{"b"}) {
+		t.Fatalf("second take = %v, %v; want b held back", got, later)
 	}
-	g.take([]string{"a", "b"})
+	_, later := g.take([]string{"a", "b"})
+	// Nothing is owed before the inserts committed: no timer runs.
+	g.mu.Lock()
+	armed, owed := g.timer != nil, len(g.owed)
+	g.mu.Unlock()
+	if armed || owed != 0 {
+		t.Fatalf("before owe: timer armed %v, %d queues owed; want none", armed, owed)
+	}
+	g.owe(later)
 	clock.Advance(20 * time.Millisecond)
 	select {
 	case q := <-sent:
@@ -247,13 +256,13 @@ func TestNotifyGate(t *testing.T) {
 		t.Fatal("the owed NOTIFY was never sent")
 	}
 	// A queue never seen goes straight through.
-	if got := g.take([]string{"c"}); !slices.Equal(got, []string{"c"}) {
+	if got, _ := g.take([]string{"c"}); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("take of a new queue = %v", got)
 	}
 
 	open := newNotifyGate(clock, 0, func([]string) { t.Error("a gate with no interval owes nothing") })
 	for range 3 {
-		if got := open.take([]string{"a"}); !slices.Equal(got, []string{"a"}) {
+		if got, _ := open.take([]string{"a"}); !slices.Equal(got, []string{"a"}) {
 			t.Fatalf("interval 0: take = %v", got)
 		}
 	}
@@ -281,7 +290,7 @@ func TestLongSchemaName(t *testing.T) {
 func TestInsertAnnouncedLocally(t *testing.T) {
 	s := open(t, WithNotifyInterval(time.Hour))
 	ch := subscribe(t, s)
-	s.gate.take([]string{"mail", "later"}) // NOTIFYs for these queues are now owed, an hour away
+	s.gate.take([]string{"mail", "later"}) // NOTIFYs for these queues went out: the next wait an hour
 
 	mustInsert(t, s, store.InsertParams{Kind: "k", Queue: "mail", MaxAttempts: 1})
 	await(t, ch, store.Notification{Topic: store.TopicInsert, Queue: "mail"})
@@ -334,7 +343,7 @@ func TestOwnInsertNotifyNotDeliveredTwice(t *testing.T) {
 func TestInsertTxNotifiesAtCommit(t *testing.T) {
 	s := open(t, WithNotifyInterval(time.Hour))
 	ch := subscribe(t, s)
-	s.gate.take([]string{"mail"}) // an Insert's NOTIFY for mail is now owed, an hour away
+	s.gate.take([]string{"mail"}) // mail's NOTIFY went out just now: the gate holds the next for an hour
 	tx, err := s.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -32,11 +32,12 @@ type pgxQuerier struct {
 	c pgxConn
 	// canCopy is false for the pool: a COPY must share the transaction of the statements around it.
 	canCopy bool
-	// local is set for Insert's own statements: see querier.announced.
-	local bool
+	// owed collects, for Insert's own statements (see querier.announced), the queues whose
+	// NOTIFY the gate held back; Insert hands them to the gate once it committed. Nil otherwise.
+	owed *[]string
 }
 
-func (q pgxQuerier) announced() bool { return q.local }
+func (q pgxQuerier) announced() bool { return q.owed != nil }
 
 func (q pgxQuerier) query(ctx context.Context, sql string, args ...any) (rows, error) {
 	return q.c.Query(ctx, sql, args...)

@@ -34,7 +34,9 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error
 		return nil, fmt.Errorf("sqlite: subscribe: %w", ErrClosed)
 	}
 	if err := s.startWatch(); err != nil {
-		return nil, fmt.Errorf("sqlite: subscribe: watch for other processes: %w", err)
+		// This process's own notifications still work; other processes' commits are found by
+		// polling, as before the watcher existed.
+		s.log.Warn("sqlite: cannot watch for other processes' commits; they are found by polling", "error", err)
 	}
 	s.hub.subs[ch] = struct{}{}
 	context.AfterFunc(ctx, func() { s.hub.remove(ch) })
