@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -16,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/fanout"
 )
 
 // Notifications travel on two channels per schema, so that two rota schemas in one database do
@@ -62,17 +62,16 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error
 }
 
 // listener holds the Store's one LISTEN connection, reconnects it with backoff when it breaks,
-// and fans notifications out to the subscribers, dropping them for subscribers that lag.
+// and hands notifications to the subscribers through hub.
 type listener struct {
-	s *Store
+	s   *Store
+	hub *fanout.Hub
 
 	mu      sync.Mutex
-	subs    map[chan store.Notification]struct{}
 	started bool
 	closed  bool
 	ready   chan struct{} // closed when the first connection attempt has ended
 	stop    context.CancelFunc
-	stopped chan struct{} // closed when close is called
 	done    chan struct{} // closed when run has returned
 
 	// onListen, when set (by tests, before the first Subscribe), is called with the backend pid
@@ -82,22 +81,20 @@ type listener struct {
 
 func newListener(s *Store) *listener {
 	return &listener{
-		s:       s,
-		subs:    make(map[chan store.Notification]struct{}),
-		ready:   make(chan struct{}),
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
+		s:     s,
+		hub:   fanout.New(subscriberBuffer),
+		ready: make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 }
 
 func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
 	l.mu.Lock()
-	if l.closed {
+	ch, err := l.hub.Subscribe(ctx)
+	if err != nil {
 		l.mu.Unlock()
-		return nil, errors.New("postgres: subscribe: store closed")
+		return nil, fmt.Errorf("postgres: subscribe: %w", err)
 	}
-	ch := make(chan store.Notification, subscriberBuffer)
-	l.subs[ch] = struct{}{}
 	if l.s.cfg.pollOnly {
 		if !l.started {
 			l.started = true
@@ -111,28 +108,11 @@ func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, er
 		go l.run(runCtx)
 	}
 	l.mu.Unlock()
-
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-l.stopped:
-		}
-		l.remove(ch)
-	}()
 	select {
 	case <-l.ready:
 	case <-ctx.Done():
 	}
 	return ch, nil
-}
-
-func (l *listener) remove(ch chan store.Notification) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.subs[ch]; ok {
-		delete(l.subs, ch)
-		close(ch)
-	}
 }
 
 func (l *listener) close() {
@@ -142,11 +122,7 @@ func (l *listener) close() {
 		return
 	}
 	l.closed = true
-	close(l.stopped)
-	for ch := range l.subs {
-		close(ch)
-	}
-	l.subs = nil
+	l.hub.Close()
 	started, stop := l.started, l.stop
 	l.mu.Unlock()
 	if started && stop != nil {
@@ -247,21 +223,7 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	default:
 		return
 	}
-	l.fanOut(out)
-}
-
-// fanOut hands notifications to every subscriber that has room for them.
-func (l *listener) fanOut(out []store.Notification) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for ch := range l.subs {
-		for _, msg := range out {
-			select {
-			case ch <- msg:
-			default: // best effort: the subscriber polls as well
-			}
-		}
-	}
+	l.hub.Publish(out)
 }
 
 // parseInsertPayload splits an insert notification into the origin of the Store that sent it
@@ -293,7 +255,7 @@ func (s *Store) announceLocally(res []store.InsertResult) {
 		}
 	}
 	if len(notes) > 0 {
-		s.listener.fanOut(notes)
+		s.listener.hub.Publish(notes)
 	}
 }
 

@@ -82,7 +82,7 @@ func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParam
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: insert tx: %w", err)
 	}
-	s.hub.publish(coalesce(notes))
+	s.hub.Publish(coalesce(notes))
 	return res, nil
 }
 

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/rotahq/rota/store"
 )
@@ -13,64 +12,23 @@ import (
 // commits never gets near it.
 const subscriberBuffer = 256
 
-// hub fans notifications out to the subscribers of this Store, after the commit they describe.
-// Other processes on the same file learn of this one's commits through their watcher (see
-// watcher), as a TopicChanged that says only that something changed.
-type hub struct {
-	mu     sync.Mutex
-	subs   map[chan store.Notification]struct{}
-	closed bool
-}
-
-func (h *hub) init() { h.subs = make(map[chan store.Notification]struct{}) }
-
-// Subscribe delivers this process's notifications until ctx ends or the store closes. A
-// subscriber that falls behind misses notifications rather than slowing the writer.
+// Subscribe delivers this Store's notifications, after the commits they describe, until ctx ends
+// or the store closes. Other processes on the same file reach subscribers through the watcher
+// (see watcher), as a TopicChanged that says only that something changed. A subscriber that
+// falls behind misses notifications rather than slowing the writer.
 func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	ch := make(chan store.Notification, subscriberBuffer)
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	if s.hub.closed {
+	ch, err := s.hub.Subscribe(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: subscribe: %w", ErrClosed)
 	}
-	if err := s.startWatch(); err != nil {
-		// This process's own notifications still work; other processes' commits are found by
-		// polling, as before the watcher existed.
-		s.log.Warn("sqlite: cannot watch for other processes' commits; they are found by polling", "error", err)
-	}
-	s.hub.subs[ch] = struct{}{}
-	context.AfterFunc(ctx, func() { s.hub.remove(ch) })
-	return ch, nil
-}
-
-func (h *hub) remove(ch chan store.Notification) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, ok := h.subs[ch]; ok {
-		delete(h.subs, ch)
-		close(ch)
-	}
-}
-
-func (h *hub) publish(notes []store.Notification) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		for _, n := range notes {
-			select {
-			case ch <- n:
-			default:
-			}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if !s.watchClosed {
+		if err := s.startWatch(); err != nil {
+			// This process's own notifications still work; other processes' commits are found
+			// by polling, as before the watcher existed.
+			s.log.Warn("sqlite: cannot watch for other processes' commits; they are found by polling", "error", err)
 		}
 	}
-}
-
-func (h *hub) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for ch := range h.subs {
-		delete(h.subs, ch)
-		close(ch)
-	}
+	return ch, nil
 }

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/fanout"
 )
 
 // ErrClosed is returned by calls on a closed Store.
@@ -30,9 +31,12 @@ type Store struct {
 	db  *sql.DB // reads and callers' transactions
 	wdb *sql.DB // the writer's single connection
 	w   *writer
-	hub hub
-	// watch, started by the first Subscribe (under hub.mu), notices other processes' commits.
+	hub *fanout.Hub
+	// watch, started by the first Subscribe, notices other processes' commits. watchMu guards
+	// it and watchClosed, set by Close so that no watcher starts after it.
+	watchMu       sync.Mutex
 	watch         *watcher
+	watchClosed   bool
 	watchInterval time.Duration
 	mu            sync.RWMutex // orders closing against sends on w.reqs
 	closed        bool
@@ -60,7 +64,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	dsn := dataSource(path, cfg)
 	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval}
-	s.hub.init()
+	s.hub = fanout.New(subscriberBuffer)
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
 	// connection, once the journal mode is set.
@@ -83,7 +87,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s.db.SetMaxOpenConns(cfg.readConns)
 	s.db.SetMaxIdleConns(cfg.readConns)
-	s.w = newWriter(conn, cfg.clock, cfg.logger, s.hub.publish)
+	s.w = newWriter(conn, cfg.clock, cfg.logger, s.hub.Publish)
 	s.w.busyTimeout = cfg.busyTimeout
 	go s.w.run()
 	if err := s.migrate(ctx); err != nil {
@@ -148,10 +152,11 @@ func (s *Store) Close() error {
 	close(s.w.reqs)
 	s.mu.Unlock()
 	<-s.w.stopped
-	s.hub.close() // from here on no Subscribe starts a watcher
-	s.hub.mu.Lock()
+	s.hub.Close()
+	s.watchMu.Lock()
+	s.watchClosed = true
 	watch := s.watch
-	s.hub.mu.Unlock()
+	s.watchMu.Unlock()
 	watch.close()
 	return errors.Join(s.w.conn.Close(), s.wdb.Close(), s.db.Close())
 }

@@ -26,7 +26,7 @@ type watcher struct {
 	done chan struct{}
 }
 
-// startWatch starts the watcher unless it runs. The caller holds s.hub.mu.
+// startWatch starts the watcher unless it runs. The caller holds s.watchMu.
 func (s *Store) startWatch() error {
 	if s.watch != nil {
 		return nil
@@ -61,7 +61,7 @@ func (s *Store) watchLoop(w *watcher, last int64) {
 		}
 		if v != last {
 			last = v
-			s.hub.publish([]store.Notification{{Topic: store.TopicChanged}})
+			s.hub.Publish([]store.Notification{{Topic: store.TopicChanged}})
 		}
 	}
 }

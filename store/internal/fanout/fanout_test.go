@@ -1,0 +1,44 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/rotahq/rota/store"
+)
+
+func TestHub(t *testing.T) {
+	h := New(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := h.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.Subscribe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
+	h.Publish([]store.Notification{n(1), n(2), n(3)}) // the third does not fit: dropped, not blocking
+	for _, ch := range []<-chan store.Notification{a, b} {
+		if got := []store.Notification{<-ch, <-ch}; got[0] != n(1) || got[1] != n(2) {
+			t.Fatalf("received %v, want the first two", got)
+		}
+	}
+	cancel()
+	if _, open := <-a; open {
+		t.Fatal("a's channel is open after its context ended")
+	}
+	h.Publish([]store.Notification{n(4)})
+	if got := <-b; got != n(4) {
+		t.Fatalf("b received %v after a left", got)
+	}
+	h.Close()
+	if _, open := <-b; open {
+		t.Fatal("b's channel is open after Close")
+	}
+	if _, err := h.Subscribe(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Subscribe after Close: %v", err)
+	}
+}
