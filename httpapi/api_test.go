@@ -40,13 +40,20 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
+	return newServerWith(t, httpapi.Config{Token: token})
+}
+
+// newServerWith is newServer with cfg, whose Client and Logger it fills in.
+func newServerWith(t *testing.T, cfg httpapi.Config) *server {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	client := rota.NewClient(st, &rota.ClientConfig{Logger: quiet})
-	h, err := httpapi.New(httpapi.Config{Client: client, Token: token, Logger: quiet})
+	cfg.Client, cfg.Logger = client, quiet
+	h, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,20 +377,9 @@ func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
 // A page of another site cannot make a browser enqueue a job, even with no token required.
 func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	client := rota.NewClient(st, &rota.ClientConfig{Logger: quiet})
-	h, err := httpapi.New(httpapi.Config{Client: client, NoAuth: true, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	s := newServerWith(t, httpapi.Config{NoAuth: true})
 	for _, hdr := range []map[string]string{{"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}} {
-		req, _ := http.NewRequest("POST", ts.URL+"/v1/jobs", strings.NewReader(`{"kind":"exec"}`))
+		req, _ := http.NewRequest("POST", s.url+"/v1/jobs", strings.NewReader(`{"kind":"exec"}`))
 		req.Header.Set("Content-Type", "text/plain")
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -398,7 +394,7 @@ func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
 		}
 	}
 	// A program (no browser headers) is served.
-	resp, err := http.Post(ts.URL+"/v1/jobs", "application/json", strings.NewReader(`{"kind":"exec"}`))
+	resp, err := http.Post(s.url+"/v1/jobs", "application/json", strings.NewReader(`{"kind":"exec"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +402,7 @@ func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST from a program: %d", resp.StatusCode)
 	}
-	if jobs, _ := client.List(context.Background(), rota.ListParams{}); len(jobs) != 1 {
+	if jobs, _ := s.client.List(context.Background(), rota.ListParams{}); len(jobs) != 1 {
 		t.Fatalf("%d jobs, want only the program's", len(jobs))
 	}
 }
