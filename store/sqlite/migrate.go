@@ -53,7 +53,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
+	if s.current(ctx) {
+		return nil
+	}
 	return s.write(ctx, func(t *wtx) error { return migrate(t, s.w.conn) })
+}
+
+// current reports, from a read, whether the file is at this build's version and has its
+// identity: then opening it takes no write lock, which a busy process on the same file would
+// make every short command (rota enqueue, rota jobs list) wait for. Any doubt (a new file, an
+// old schema, an error) leaves the decision to migrate, under the lock.
+func (s *Store) current(ctx context.Context) bool {
+	var version, identities int
+	err := s.db.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT CAST(value AS INTEGER) FROM rota_meta WHERE key = 'schema_version'), 0),
+		(SELECT count(*) FROM rota_meta WHERE key = 'identity')`).Scan(&version, &identities)
+	return err == nil && version == SchemaVersion && identities == 1
 }
 
 func migrate(t *wtx, conn *sql.Conn) error {

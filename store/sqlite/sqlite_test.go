@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -138,4 +139,21 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("synchronous = %d (%v), want %d", sync, err, tc.want)
 		}
 	}
+}
+
+// Opening a file that is up to date takes no write lock: a short command opens it while another
+// process holds the lock for as long as it likes.
+func TestReopenTakesNoWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rota.db")
+	a := open(t, path)
+	tx, err := a.DB().BeginTx(t.Context(), nil) // BEGIN IMMEDIATE: the file's write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	b, err := sqlite.Open(t.Context(), path, sqlite.WithLogger(quiet), sqlite.WithBusyTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatalf("open while another connection holds the write lock: %v", err)
+	}
+	b.Close()
 }
