@@ -63,20 +63,14 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
 			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
 		} else {
 			for note := range ch {
-				if note.Topic == store.TopicChanged {
-					// Another process wrote, what is unknown: every queue looks.
+				if note.Queue == "" {
+					// A store that cannot name the queue (SQLite, for another process's
+					// commits): every queue takes the note.
 					for _, q := range n.queues {
-						q.signal()
+						q.noted(note)
 					}
-					continue
-				}
-				q := byName[note.Queue]
-				if q == nil {
-					continue
-				}
-				// A job that ended anywhere frees room under a fleet-wide limit.
-				if note.Topic == store.TopicInsert || (note.Topic == store.TopicFinal && q.limited.Load()) {
-					q.signal()
+				} else if q := byName[note.Queue]; q != nil {
+					q.noted(note)
 				}
 			}
 		}

@@ -42,6 +42,19 @@ func (q *queue) signal() {
 	}
 }
 
+// noted wakes the fetch loop for a notification that may mean claimable work: jobs inserted, or,
+// under a fleet-wide limit, a job that ended anywhere and so freed room.
+func (q *queue) noted(note store.Notification) {
+	switch note.Topic {
+	case store.TopicInsert:
+		q.signal()
+	case store.TopicFinal, store.TopicChanged:
+		if q.limited.Load() {
+			q.signal()
+		}
+	}
+}
+
 // released is called when a job of the queue has finished and its slot is free.
 func (q *queue) released() {
 	q.active.Add(-1)

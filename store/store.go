@@ -104,13 +104,14 @@ type Notifier interface {
 type Topic string
 
 const (
-	// TopicInsert says jobs became available in Queue.
+	// TopicInsert says jobs became available in Queue; with no Queue, in any queue (a store that
+	// cannot tell which: SQLite, for another process's inserts).
 	TopicInsert Topic = "insert"
 	// TopicFinal says job JobID reached a final state.
 	TopicFinal Topic = "final"
 	// TopicChanged says another process changed the store, and no more: a store that cannot tell
-	// what changed (SQLite, shared by processes on one host) sends it instead of the two above.
-	// Any queue may have new jobs and any job may have ended; subscribers look again.
+	// what changed (SQLite, shared by processes on one host) sends it instead of TopicFinal. Any
+	// job may have ended; subscribers that wait for one look again.
 	TopicChanged Topic = "changed"
 )
 

@@ -183,8 +183,10 @@ func TestChildClaimer(t *testing.T) {
 	}
 }
 
-// Another process's commit reaches this Store's subscribers as TopicChanged: SQLite tells that
-// the file changed, not what changed. b stands for the other process: connections of its own.
+// Another process's commits reach this Store's subscribers: TopicChanged for every commit, and a
+// TopicInsert naming no queue only for commits that inserted jobs (SQLite tells that the file
+// changed, and the jobs' id sequence tells whether it grew, no more). b stands for the other
+// process: connections of its own.
 func TestOtherProcessCommitNotifies(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rota.db")
 	a, b := open(t, path), open(t, path)
@@ -192,17 +194,33 @@ func TestOtherProcessCommitNotifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, b, 1)
-	timeout := time.After(10 * time.Second)
-	for {
+	next := func() store.Notification {
+		t.Helper()
 		select {
 		case n := <-ch:
-			if n.Topic == store.TopicChanged {
-				return
-			}
-			t.Fatalf("notification %+v; a's own Store wrote nothing", n)
-		case <-timeout:
-			t.Fatal("no TopicChanged within 10s")
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification within 10s")
+			return store.Notification{}
 		}
+	}
+	changed := store.Notification{Topic: store.TopicChanged}
+	inserted := store.Notification{Topic: store.TopicInsert}
+
+	fill(t, b, 1)
+	if n1, n2 := next(), next(); n1 != changed || n2 != inserted {
+		t.Fatalf("after b's insert: %+v, %+v; want %+v, %+v", n1, n2, changed, inserted)
+	}
+	if _, err := drain(b, "b"); err != nil { // a claim: a commit that inserts nothing
+		t.Fatal(err)
+	}
+	if n := next(); n != changed {
+		t.Fatalf("after b's claim: %+v, want %+v", n, changed)
+	}
+	fill(t, b, 1)
+	// Had the claim been taken for an insert, its TopicInsert would come now, before the second
+	// insert's TopicChanged.
+	if n1, n2 := next(), next(); n1 != changed || n2 != inserted {
+		t.Fatalf("after b's second insert: %+v, %+v; want %+v, %+v", n1, n2, changed, inserted)
 	}
 }

@@ -14,9 +14,10 @@ import (
 // there. Reading the file's change counter costs microseconds, so a short interval is cheap.
 const WatchIntervalDefault = 10 * time.Millisecond
 
-// watcher turns other processes' commits into TopicChanged notifications. SQLite cannot say what
-// another process wrote, only that the file changed: PRAGMA data_version, read on one connection,
-// moves whenever any other connection commits, and only then. It is read on the writer's
+// watcher turns other processes' commits into notifications: TopicChanged for any commit, and
+// TopicInsert with no queue when jobs were inserted. SQLite cannot say what another process
+// wrote, only that the file changed: PRAGMA data_version, read on one connection, moves whenever
+// any other connection commits, and only then. It is read on the writer's
 // connection, so this Store's own writes never move it: what moves it is another process, or a
 // caller's transaction on DB() (InsertTx), whose commit the Store cannot see either. The watcher
 // starts with the first subscriber, so a Store nobody subscribes to (a command that inserts and
@@ -45,6 +46,7 @@ func (s *Store) startWatch() error {
 // time on a connection, and the read takes microseconds.
 func (s *Store) watchLoop(w *watcher, last int64) {
 	defer close(w.done)
+	lastSeq, _ := jobsSequence(s.w.conn)
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
 	tick := time.NewTicker(s.watchInterval)
 	defer tick.Stop()
@@ -59,11 +61,27 @@ func (s *Store) watchLoop(w *watcher, last int64) {
 			s.log.Warn("sqlite: watching for other processes' commits failed; they are found by polling", "error", err)
 			continue
 		}
-		if v != last {
-			last = v
-			s.hub.Publish([]store.Notification{{Topic: store.TopicChanged}})
+		if v == last {
+			continue
 		}
+		last = v
+		notes := []store.Notification{{Topic: store.TopicChanged}}
+		// Only a commit that inserted jobs is worth a claim on every queue: the jobs table's
+		// id sequence (AUTOINCREMENT) moves with inserts and nothing else. Completions and
+		// heartbeats of a busy neighbour then wake waiters, not claims.
+		if seq, err := jobsSequence(s.w.conn); err != nil || seq != lastSeq {
+			lastSeq = seq
+			notes = append(notes, store.Notification{Topic: store.TopicInsert})
+		}
+		s.hub.Publish(notes)
 	}
+}
+
+func jobsSequence(conn *sql.Conn) (int64, error) {
+	var seq int64
+	err := conn.QueryRowContext(context.Background(),
+		`SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0)`).Scan(&seq)
+	return seq, err
 }
 
 func dataVersion(conn *sql.Conn) (int64, error) {
