@@ -118,6 +118,8 @@ func (d *Dashboard) routes() {
 	d.handler = http.NewCrossOriginProtection().Handler(m)
 }
 
+// ServeHTTP serves the dashboard's pages, with headers that keep them out of frames and keep
+// them from loading anything from elsewhere.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
