@@ -52,13 +52,14 @@ func (n *Node) rescue(ctx context.Context) {
 }
 
 // listen wakes queues when the store pushes an insert, resubscribing if the subscription ends.
-func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
+// ch and err are the first subscription's, which Start made before any queue claimed, so that
+// no insert between a queue's first claim and the subscription goes unheard.
+func (n *Node) listen(ctx context.Context, notifier store.Notifier, ch <-chan store.Notification, err error) {
 	byName := make(map[string]*queue, len(n.queues))
 	for _, q := range n.queues {
 		byName[q.name] = q
 	}
 	for {
-		ch, err := notifier.Subscribe(ctx)
 		if err != nil {
 			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
 		} else {
@@ -79,6 +80,7 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier) {
 			return
 		case <-n.clock.After(time.Second):
 		}
+		ch, err = notifier.Subscribe(ctx)
 	}
 }
 

@@ -273,7 +273,8 @@ func (n *Node) Start(ctx context.Context) error {
 		n.goBackground(func() { n.register(bgCtx, reg) })
 	}
 	if notifier, ok := n.cfg.Store.(store.Notifier); ok {
-		n.goBackground(func() { n.listen(bgCtx, notifier) })
+		ch, err := notifier.Subscribe(bgCtx)
+		n.goBackground(func() { n.listen(bgCtx, notifier, ch, err) })
 	}
 	for _, q := range n.queues {
 		n.fetchers.Add(1)

@@ -32,21 +32,25 @@ func (s *Store) startWatch() error {
 	if s.watch != nil {
 		return nil
 	}
+	// Both baselines are read before Subscribe returns, so that every commit after it counts.
 	version, err := dataVersion(s.w.conn)
+	if err != nil {
+		return err
+	}
+	seq, err := jobsSequence(s.w.conn)
 	if err != nil {
 		return err
 	}
 	w := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
 	s.watch = w
-	go s.watchLoop(w, version)
+	go s.watchLoop(w, version, seq)
 	return nil
 }
 
 // watchLoop reads the counter between the writer's statements: database/sql runs one call at a
 // time on a connection, and the read takes microseconds.
-func (s *Store) watchLoop(w *watcher, last int64) {
+func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	defer close(w.done)
-	lastSeq, _ := jobsSequence(s.w.conn)
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
 	tick := time.NewTicker(s.watchInterval)
 	defer tick.Stop()
