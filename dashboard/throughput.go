@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/chanloop"
 )
 
 // window is how far back the throughput chart looks, one bar per minute.
@@ -35,17 +36,7 @@ func newThroughput(clock clockwork.Clock) *throughput {
 
 // run counts events until ctx ends or the channel closes.
 func (t *throughput) run(ctx context.Context, events <-chan rota.Event) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			t.record(ev)
-		}
-	}
+	chanloop.Each(ctx, events, t.record)
 }
 
 func (t *throughput) record(ev rota.Event) {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/chanloop"
 )
 
 // Collector holds a node's metrics. Register it with a prometheus.Registerer, then Run it on the
@@ -61,17 +62,7 @@ func New(client *rota.Client, logger *slog.Logger) *Collector {
 
 // Run updates the metrics from events until the channel closes or ctx ends.
 func (c *Collector) Run(ctx context.Context, events <-chan rota.Event) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			c.observe(ev)
-		}
-	}
+	chanloop.Each(ctx, events, c.observe)
 }
 
 func (c *Collector) observe(ev rota.Event) {
