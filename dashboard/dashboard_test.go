@@ -171,7 +171,8 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	s.await(t, rota.EventJobFailed)
 
 	_, _, body := get(t, c, s.url+"/")
-	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="ok"`, `<rect class="bad"`, `id="nodes"`} {
+	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="ok"`, `<rect class="bad"`, `id="nodes"`,
+		`<meta http-equiv="refresh" content="10">`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s", want)
 		}

@@ -118,7 +118,8 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	data := map[string]any{"Queues": queues, "States": stateNames, "Now": d.clock.Now()}
+	// The overview is what an operator leaves open: it reloads itself.
+	data := map[string]any{"Queues": queues, "States": stateNames, "Now": d.clock.Now(), "Refresh": overviewRefresh}
 	if st, err := d.client.Status(r.Context()); err == nil {
 		data["Status"] = st
 	} else if !errors.Is(err, rota.ErrNoRegistry) {
@@ -136,6 +137,9 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "overview", data)
 }
+
+// overviewRefresh is how often, in seconds, an open overview reloads.
+const overviewRefresh = 10
 
 // stateNames are the columns of the queues table, in a job's order of life.
 var stateNames = []string{"scheduled", "available", "running", "retryable", "completed", "discarded", "cancelled", "expired"}
