@@ -189,10 +189,14 @@ func (n *Node) end(ctx context.Context, e *execution, err error) {
 	if span != nil {
 		endAttempt(span, outcome)
 	}
-	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
+	// Out of the running set before the outcome is queued: once it is written, the job may be
+	// claimed again by this node, and that attempt's entry must not be the one removed here.
 	n.mu.Lock()
-	delete(n.running, e.row.ID)
+	if n.running[e.row.ID] == e {
+		delete(n.running, e.row.ID)
+	}
 	n.mu.Unlock()
+	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
 	e.queue.released()
 	e.cancel(nil)
 	n.jobs.Done()

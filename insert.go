@@ -51,7 +51,9 @@ type InsertOpts struct {
 	UniqueKey string
 	// Supersede replaces a not-yet-running equal job (unique by Unique or UniqueKey) instead of
 	// returning it: the old one ends cancelled, because the newer request makes it pointless. If
-	// the old one is already running, the new one is inserted and waits behind it.
+	// the old one is already running, it is left to finish and the new one is inserted; the new
+	// one may start while the old one still runs. Where two must never overlap, put them on a
+	// queue or kind with a fleet-wide limit of one (SetLimit).
 	Supersede bool
 	Tags      []string
 	// DropIfBusy makes the insert best-effort: when the queue already has this many jobs waiting

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -95,6 +96,15 @@ type AttemptError struct {
 	Error   string    `json:"error"`
 	// Trace is the stack of a panic, when the attempt panicked.
 	Trace string `json:"trace,omitempty"`
+}
+
+// PortableError is e as every store can keep it: without NUL characters, which PostgreSQL's text
+// and jsonb refuse. An attempt's error is whatever a handler or a program's stderr said; one
+// NUL in it must not make its outcome, and the outcomes written with it, unrecordable.
+func PortableError(e AttemptError) AttemptError {
+	e.Error = strings.ReplaceAll(e.Error, "\x00", "")
+	e.Trace = strings.ReplaceAll(e.Trace, "\x00", "")
+	return e
 }
 
 // InsertParams describes one job to insert. The runtime validates and fills defaults before a

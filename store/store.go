@@ -52,7 +52,10 @@ type Store interface {
 	Heartbeat(ctx context.Context, owner string, leaseFor time.Duration) (cancelRequested []int64, err error)
 
 	// Complete records the outcomes of attempts. An outcome is applied only while the job is running
-	// with the outcome's fence; applied[i] reports whether outcomes[i] was.
+	// with the outcome's fence; applied[i] reports whether outcomes[i] was. An outcome that would
+	// run the job again (retryable, scheduled, available) ends it cancelled instead when a user
+	// asked to cancel it (CancelRequested) while it ran. Error texts are kept without NUL
+	// characters (PortableError), which not every store can hold.
 	Complete(ctx context.Context, outcomes []Outcome) (applied []bool, err error)
 
 	// Rescue takes up to limit running jobs whose lease has expired (their node died, hung or lost

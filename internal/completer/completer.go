@@ -40,6 +40,8 @@ type Completer struct {
 
 	mu      sync.Mutex
 	pending []item
+	// writing is how many outcomes the write in flight carries: they are outstanding too.
+	writing int
 	wake    chan struct{}
 }
 
@@ -60,11 +62,12 @@ func (c *Completer) Add(o store.Outcome, done func(applied bool)) {
 	}
 }
 
-// Pending reports how many outcomes wait to be written.
+// Pending reports how many outcomes are not written yet: waiting, or in the write in flight.
+// The node heartbeats while any is, so their jobs' leases hold until they are recorded.
 func (c *Completer) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending)
+	return len(c.pending) + c.writing
 }
 
 // Run writes outcomes until drain is closed and nothing is pending, or until ctx ends (then what is
@@ -97,22 +100,57 @@ func (c *Completer) take() []item {
 	n := min(len(c.pending), BatchMax)
 	batch := c.pending[:n:n]
 	c.pending = c.pending[n:]
+	c.writing = n
 	return batch
 }
 
+// write records batch, retrying until it is written or ctx ends, and then marks nothing in
+// flight.
 func (c *Completer) write(ctx context.Context, batch []item) {
+	c.writeBatch(ctx, batch)
+	c.mu.Lock()
+	c.writing = 0
+	c.mu.Unlock()
+}
+
+// isolateAfter is how many times a batch of several outcomes fails before its outcomes are
+// written one by one: a store that is down fails them all alike, but an outcome the store
+// refuses must not hold back the others.
+const isolateAfter = 2
+
+func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 	outcomes := make([]store.Outcome, len(batch))
 	for i, it := range batch {
 		outcomes[i] = it.outcome
 	}
 	delay := retryMin
-	for {
+	for failures := 0; ; {
 		applied, err := c.store.Complete(ctx, outcomes)
 		if err == nil {
 			for i, it := range batch {
 				if it.done != nil {
 					it.done(applied[i])
 				}
+			}
+			return
+		}
+		failures++
+		if len(batch) == 1 && failures == isolateAfter {
+			// Alone and still refused: perhaps what the handler produced (its error text, its
+			// result) is what the store cannot take. Keep the outcome itself, which is what
+			// the job's life depends on, and say what was dropped.
+			outcomes[0] = stripped(outcomes[0], err)
+			c.logger.Warn("rota: recording a job outcome keeps failing; retrying without its error text and result",
+				"job", outcomes[0].ID, "error", err)
+			continue
+		}
+		if len(batch) > 1 && failures >= isolateAfter {
+			c.logger.Warn("rota: recording job outcomes keeps failing; writing them one by one", "jobs", len(batch), "error", err)
+			for _, it := range batch {
+				if ctx.Err() != nil {
+					return // what is left is the rescuer's
+				}
+				c.writeBatch(ctx, []item{it})
 			}
 			return
 		}
@@ -126,4 +164,20 @@ func (c *Completer) write(ctx context.Context, batch []item) {
 		}
 		delay = min(delay*2, retryMax)
 	}
+}
+
+// stripped is o without what a handler produced: its result, and its error's text and stack,
+// which become a note of why they are missing.
+func stripped(o store.Outcome, why error) store.Outcome {
+	o.Result = nil
+	if o.Error != nil {
+		e := *o.Error
+		msg := why.Error()
+		if len(msg) > 500 {
+			msg = msg[:500]
+		}
+		e.Error, e.Trace = "the store refused this attempt's error text: "+msg, ""
+		o.Error = &e
+	}
+	return o
 }

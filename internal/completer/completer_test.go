@@ -3,8 +3,10 @@ package completer
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +93,107 @@ func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 	if row, _ := st.Get(ctx, jobs[0].ID); row.State != store.StateCompleted {
 		t.Fatalf("job is %s", row.State)
 	}
+}
+
+// refusing is a store that refuses any write carrying an outcome whose error says POISON, as
+// PostgreSQL refused error texts holding a NUL.
+type refusing struct{ store.Store }
+
+func (r refusing) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	for _, o := range outcomes {
+		if o.Error != nil && strings.Contains(o.Error.Error, "POISON") {
+			return nil, errors.New("invalid input syntax")
+		}
+	}
+	return r.Store.Complete(ctx, outcomes)
+}
+
+// An outcome the store refuses does not hold back the ones written with it, and is itself
+// recorded without the text the store refused.
+func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "q", MaxAttempts: 5}, {Kind: "k", Queue: "q", MaxAttempts: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := st.Claim(ctx, store.ClaimParams{Queue: "q", Kinds: []string{"k"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("claim: %v, %v", jobs, err)
+	}
+	clock := clockwork.NewFakeClock()
+	c := New(refusing{st}, clock, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	results := make(chan bool, 2)
+	bad, good := jobs[0], jobs[1]
+	c.Add(store.Outcome{ID: bad.ID, Fence: bad.Fence, State: store.StateRetryable, RunAt: clock.Now(),
+		Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: "POISON"}}, func(ok bool) { results <- ok })
+	c.Add(store.Outcome{ID: good.ID, Fence: good.Fence, State: store.StateCompleted}, func(ok bool) { results <- ok })
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go c.Run(runCtx, nil)
+	// Each retry waits on the fake clock: move it on whenever the completer waits.
+	go func() {
+		for runCtx.Err() == nil {
+			if clock.BlockUntilContext(runCtx, 1) == nil {
+				clock.Advance(retryMax)
+			}
+		}
+	}()
+	for range 2 {
+		select {
+		case ok := <-results:
+			if !ok {
+				t.Fatal("an outcome was not applied")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("outcomes not recorded within 10s")
+		}
+	}
+	if row, _ := st.Get(ctx, good.ID); row.State != store.StateCompleted {
+		t.Fatalf("the good outcome's job is %s", row.State)
+	}
+	row, _ := st.Get(ctx, bad.ID)
+	if row.State != store.StateRetryable || len(row.Errors) != 1 || !strings.HasPrefix(row.Errors[0].Error, "the store refused this attempt's error text") {
+		t.Fatalf("the refused outcome's job: %s %+v", row.State, row.Errors)
+	}
+}
+
+// blocking is a store whose writes wait until release is closed, reporting each on entered.
+type blocking struct {
+	store.Store
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blocking) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Store.Complete(ctx, outcomes)
+}
+
+// An outcome being written is still pending: the node heartbeats while any is, so the job's
+// lease holds until the outcome is recorded.
+func TestPendingCountsTheWriteInFlight(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := blocking{Store: st, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := New(b, clockwork.NewFakeClock(), slog.New(slog.NewTextHandler(t.Output(), nil)))
+	written := make(chan bool, 1)
+	c.Add(store.Outcome{ID: 1, Fence: 1, State: store.StateCompleted}, func(ok bool) { written <- ok })
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go c.Run(runCtx, nil)
+	<-b.entered
+	if n := c.Pending(); n != 1 {
+		t.Fatalf("Pending = %d while the outcome is being written, want 1", n)
+	}
+	close(b.release)
+	<-written // job 1 does not exist: not applied, but written
 }

@@ -184,7 +184,7 @@ func (e *Elector) Run(ctx context.Context) {
 
 // round makes one attempt to take or renew the lease and returns when to try next.
 func (e *Elector) round(ctx context.Context) time.Duration {
-	leader, _ := e.Leader()
+	leader, token := e.Leader()
 	interval := e.cfg.TryEvery
 	if leader {
 		interval = e.cfg.RenewEvery
@@ -214,6 +214,13 @@ func (e *Elector) round(ctx context.Context) time.Duration {
 		return e.cfg.TryEvery
 	default:
 		e.deadline = sent.Add(e.cfg.RenewDeadline)
+		if leader && lease.Token != token {
+			// The lease passed to another owner and came back between two renewals (a pause
+			// longer than the lease, clocks apart): the services run under a token whose fenced
+			// writes the store now refuses. Start them over under the new one.
+			e.stepDown("the lease changed hands between two renewals")
+			leader = false
+		}
 		if !leader {
 			e.become(lease.Token)
 			e.restartTokens = map[string]int64{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -329,5 +330,47 @@ func TestRestartRequestFromAnotherNodeReachesTheLeader(t *testing.T) {
 	case <-e.services.restartRequested():
 		t.Fatal("one request restarted the service twice")
 	default:
+	}
+}
+
+// handedBack is a lease store that, once, answers a renewal with the lease as it is after
+// another owner held it in between: a new token.
+type handedBack struct {
+	store.Leaser
+	once atomic.Bool
+}
+
+func (h *handedBack) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (store.Lease, bool, error) {
+	l, held, err := h.Leaser.AcquireLease(ctx, name, owner, ttl)
+	if err == nil && held && h.once.CompareAndSwap(true, false) {
+		l.Token += 100
+	}
+	return l, held, err
+}
+
+// A renewal that comes back with another token means the lease changed hands in between: the
+// leader steps down and leads again under the new token, so its services never run under a
+// token the store no longer honours.
+func TestRenewalWithANewTokenRestartsLeadership(t *testing.T) {
+	b := setup(t)
+	var changes []Change
+	ctx := context.Background()
+	leaser := &handedBack{Leaser: b.open(t)}
+	e, err := New(Config{Leaser: leaser, Owner: "a", Clock: b.clock, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		OnChange: func(c Change) { changes = append(changes, c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.round(ctx)
+	_, first := e.Leader()
+	leaser.once.Store(true)
+	b.clock.Advance(RenewEveryDefault)
+	e.round(ctx)
+	leading, token := e.Leader()
+	if !leading || token != first+100 {
+		t.Fatalf("after the renewal: leading %v with token %d, want the new token %d", leading, token, first+100)
+	}
+	if len(changes) != 3 || changes[1].Leader || !changes[2].Leader || changes[2].Token != token {
+		t.Fatalf("changes %+v; want led, stepped down, led again under the new token", changes)
 	}
 }

@@ -25,16 +25,23 @@ WITH outcome AS MATERIALIZED (
 		$6::boolean[], $7::jsonb[], $8::json[])
 		AS o(id, fence, state, run_at, refund, error, result)
 ),
+stopped AS MATERIALIZED (
+	-- An outcome that would run the job again ends it cancelled when a user asked to cancel it
+	-- while it ran: the request reached the store after the node had let the job go.
+	SELECT o.*, CASE WHEN j.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
+		THEN 'cancelled' ELSE o.state END AS ends
+	FROM outcome o JOIN {schema}.jobs j ON j.id = o.id
+),
 done AS (
 	UPDATE {schema}.jobs j SET
-		state = o.state,
+		state = o.ends,
 		run_at = coalesce(o.run_at, j.run_at),
 		attempt = CASE WHEN o.refund THEN greatest(j.attempt - 1, 0) ELSE j.attempt END,
 		errors = CASE WHEN o.error IS NULL THEN j.errors ELSE j.errors || jsonb_build_array(o.error) END,
 		result = coalesce(o.result, j.result),
-		finalized_at = CASE WHEN o.state IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
+		finalized_at = CASE WHEN o.ends IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
 		owner = NULL, lease_until = NULL
-	FROM outcome o
+	FROM stopped o
 	WHERE j.id = o.id AND j.fence = o.fence AND j.state = o.was
 	RETURNING j.id, j.state, j.queue
 )
@@ -82,7 +89,7 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 		runAts[k], refunds[k] = ts(o.RunAt), o.RefundAttempt
 		results[k] = jsonResult(o.Result)
 		if o.Error != nil {
-			e := *o.Error
+			e := store.PortableError(*o.Error)
 			e.At = e.At.Truncate(time.Microsecond)
 			b, err := json.Marshal(e)
 			if err != nil {

@@ -20,7 +20,7 @@ const lookupHoldersSQL = `SELECT ` + jobColumns + ` FROM {schema}.jobs
 
 // supersedeSQL cancels the jobs $2 so that newer ones can take their keys. A job that is running
 // cannot be cancelled: it runs on, but gives up its key (its unique_states empty, it leaves the
-// unique index) so that the newer job is inserted and waits behind it.
+// unique index) so that the newer job can be inserted.
 var supersedeSQL = `
 WITH superseded AS (
 	UPDATE {schema}.jobs SET

@@ -9,24 +9,28 @@ import (
 )
 
 // completeSQL returns the statement that applies n outcomes at once: each is joined to its job
-// only while the job runs under the outcome's fence. An error is appended with the attempt number
+// only while the job runs under the outcome's fence. An outcome that would run the job again ends
+// it cancelled instead when a user asked to cancel it while it ran (the request reached the store
+// after the node had let the job go); the last parameter is the time it is finalized then. An error is appended with the attempt number
 // of that claim (the store knows it; the caller might not), before any refund. One statement
 // instead of one per outcome, because a statement's fixed cost is most of a small update's.
 func completeSQL(n int) string {
 	return `WITH o (id, fence, state, run_at, refund, finalized_at, result, error) AS (VALUES ` +
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ") + `)
 	UPDATE jobs SET
-		state = o.state,
+		state = CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
+			THEN 'cancelled' ELSE o.state END,
 		run_at = coalesce(o.run_at, jobs.run_at),
 		attempt = jobs.attempt - o.refund,
-		finalized_at = o.finalized_at,
+		finalized_at = CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
+			THEN ? ELSE o.finalized_at END,
 		result = coalesce(o.result, jobs.result),
 		errors = CASE WHEN o.error IS NULL THEN jobs.errors
 			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt)) END,
 		owner = NULL, lease_until = NULL
 	FROM o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = 'running'
-	RETURNING jobs.id, jobs.queue`
+	RETURNING jobs.id, jobs.queue, jobs.state`
 }
 
 // completeChunk is the most outcomes one statement carries (8 parameters each).
@@ -51,7 +55,8 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		}
 	}
 	applied := make([]bool, len(outcomes))
-	queues := make([]string, len(outcomes)) // of the applied outcomes' jobs
+	queues := make([]string, len(outcomes))      // of the applied outcomes' jobs
+	states := make([]store.State, len(outcomes)) // the states they ended in
 	err := s.write(ctx, func(t *wtx) error {
 		clear(applied)
 		// One statement can apply one outcome per job; more than one for a job is applied in
@@ -60,7 +65,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		start := 0
 		for i, o := range outcomes {
 			if seen[o.ID] {
-				if err := complete(t, outcomes[start:i], applied[start:i], queues[start:i]); err != nil {
+				if err := complete(t, outcomes[start:i], applied[start:i], queues[start:i], states[start:i]); err != nil {
 					return err
 				}
 				clear(seen)
@@ -68,13 +73,13 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 			}
 			seen[o.ID] = true
 		}
-		if err := complete(t, outcomes[start:], applied[start:], queues[start:]); err != nil {
+		if err := complete(t, outcomes[start:], applied[start:], queues[start:], states[start:]); err != nil {
 			return err
 		}
 		c := make(counts)
 		for i, ok := range applied {
 			if ok {
-				c.move(queues[i], store.StateRunning, outcomes[i].State, 1)
+				c.move(queues[i], store.StateRunning, states[i], 1)
 			}
 		}
 		return c.flush(t)
@@ -85,14 +90,14 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	return applied, nil
 }
 
-// complete applies outcomes, whose ids are distinct, and sets applied and the queues of the
-// applied ones.
-func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string) error {
+// complete applies outcomes, whose ids are distinct, and sets applied and the queues and end
+// states of the applied ones.
+func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string, states []store.State) error {
 	for len(outcomes) > completeChunk {
-		if err := complete(t, outcomes[:completeChunk], applied[:completeChunk], queues[:completeChunk]); err != nil {
+		if err := complete(t, outcomes[:completeChunk], applied[:completeChunk], queues[:completeChunk], states[:completeChunk]); err != nil {
 			return err
 		}
-		outcomes, applied, queues = outcomes[completeChunk:], applied[completeChunk:], queues[completeChunk:]
+		outcomes, applied, queues, states = outcomes[completeChunk:], applied[completeChunk:], queues[completeChunk:], states[completeChunk:]
 	}
 	if len(outcomes) == 0 {
 		return nil
@@ -123,7 +128,7 @@ func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string)
 			result = string(o.Result)
 		}
 		if o.Error != nil {
-			e := *o.Error
+			e := store.PortableError(*o.Error)
 			if e.At.IsZero() {
 				e.At = t.now
 			}
@@ -134,21 +139,21 @@ func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string)
 		runAts[i] = runAt
 		index[o.ID] = i
 	}
-	rows, err := t.query(completeSQLs[len(outcomes)], args...)
+	rows, err := t.query(completeSQLs[len(outcomes)], append(args, now)...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var queue string
-		if err := rows.Scan(&id, &queue); err != nil {
+		var queue, state string
+		if err := rows.Scan(&id, &queue, &state); err != nil {
 			return err
 		}
 		i := index[id]
-		applied[i], queues[i] = true, queue
+		applied[i], queues[i], states[i] = true, queue, store.State(state)
 		switch at := runAts[i]; {
-		case outcomes[i].State.Final():
+		case states[i].Final():
 			t.notify(store.Notification{Topic: store.TopicFinal, Queue: queue, JobID: id})
 		case at == nil || at.(int64) <= now:
 			t.notify(store.Notification{Topic: store.TopicInsert, Queue: queue})

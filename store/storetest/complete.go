@@ -16,6 +16,69 @@ var completeTests = map[string]func(*testing.T, *env){
 	"CancelledDiscard": testCompleteFinalStates,
 	"StaleFence":       testCompleteStaleFence,
 	"Batch":            testCompleteBatch,
+	"CancelRequested":  testCompleteCancelRequested,
+	"NulInError":       testCompleteNulInError,
+}
+
+// A user who cancels a running job gets it cancelled even when the node had already let the job
+// go: an outcome that would run it again (retry, snooze, hand-back) ends it cancelled. Final
+// outcomes stand.
+func testCompleteCancelRequested(t *testing.T, e *env) {
+	retry, snooze, back, done := e.insertOne(job("k")), e.insertOne(job("k")), e.insertOne(job("k")), e.insertOne(job("k"))
+	claimed := e.claim("default", 4)
+	if len(claimed) != 4 {
+		t.Fatalf("claimed %d, want 4", len(claimed))
+	}
+	for _, j := range claimed {
+		if got := e.cancel(j.ID); !got.CancelRequested {
+			t.Fatalf("cancel of running job %d: %+v", j.ID, got)
+		}
+	}
+	fence := func(id int64) int64 { return e.get(id).Fence }
+	applied := e.complete(
+		store.Outcome{ID: retry.ID, Fence: fence(retry.ID), State: store.StateRetryable, RunAt: e.now().Add(time.Minute),
+			Error: &store.AttemptError{Attempt: 1, At: e.now(), Error: "boom"}},
+		store.Outcome{ID: snooze.ID, Fence: fence(snooze.ID), State: store.StateScheduled, RunAt: e.now().Add(time.Hour), RefundAttempt: true},
+		store.Outcome{ID: back.ID, Fence: fence(back.ID), State: store.StateAvailable, RefundAttempt: true},
+		store.Outcome{ID: done.ID, Fence: fence(done.ID), State: store.StateCompleted},
+	)
+	for i, ok := range applied {
+		if !ok {
+			t.Fatalf("outcome %d not applied", i)
+		}
+	}
+	for _, id := range []int64{retry.ID, snooze.ID, back.ID} {
+		got := e.get(id)
+		wantFinalized(t, got, store.StateCancelled, e.now())
+		wantUnclaimed(t, got)
+	}
+	wantState(t, e.get(done.ID), store.StateCompleted)
+	if n := len(e.claim("default", 10)); n != 0 {
+		t.Fatalf("claimed %d jobs a user cancelled", n)
+	}
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 3 || counts[store.StateCompleted] != 1 || counts[store.StateRunning] != 0 {
+		t.Fatalf("counts %v; want 3 cancelled, 1 completed", counts)
+	}
+}
+
+// An error text with NUL characters is recorded without them (PostgreSQL cannot keep them), and
+// does not keep the outcomes written with it from being recorded.
+func testCompleteNulInError(t *testing.T, e *env) {
+	a, b := e.insertOne(job("k")), e.insertOne(job("k"))
+	ca, cb := e.claimOne(), e.claimOne()
+	applied := e.complete(
+		store.Outcome{ID: a.ID, Fence: ca.Fence, State: store.StateRetryable, RunAt: e.now().Add(time.Minute),
+			Error: &store.AttemptError{Attempt: 1, At: e.now(), Error: "stderr: bin\x00ary", Trace: "frame\x00"}},
+		store.Outcome{ID: b.ID, Fence: cb.Fence, State: store.StateCompleted},
+	)
+	if !applied[0] || !applied[1] {
+		t.Fatalf("applied = %v, want both", applied)
+	}
+	got := e.get(a.ID)
+	if len(got.Errors) != 1 || got.Errors[0].Error != "stderr: binary" || got.Errors[0].Trace != "frame" {
+		t.Fatalf("errors %+v; want the text without its NUL", got.Errors)
+	}
 }
 
 func testCompleteCompleted(t *testing.T, e *env) {

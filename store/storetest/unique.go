@@ -133,7 +133,7 @@ func testSupersedeInOneCall(t *testing.T, e *env) {
 	}
 }
 
-// A running job cannot be replaced: the new one is inserted anyway and waits behind it.
+// A running job cannot be replaced: it is left to finish and the new one is inserted anyway.
 func testSupersedeRunning(t *testing.T, e *env) {
 	old := e.insertOne(keyed("x"))
 	run := e.claimOne()
