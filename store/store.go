@@ -113,8 +113,9 @@ const (
 	// TopicFinal says job JobID reached a final state.
 	TopicFinal Topic = "final"
 	// TopicChanged says another process changed the store, and no more: a store that cannot tell
-	// what changed (SQLite, shared by processes on one host) sends it instead of TopicFinal. Any
-	// job may have ended; subscribers that wait for one look again.
+	// what changed (SQLite, shared by processes on one host; PostgreSQL after its listener lost
+	// notifications to a reconnect) sends it instead of TopicFinal. Any job may have ended;
+	// subscribers that wait for one look again.
 	TopicChanged Topic = "changed"
 )
 

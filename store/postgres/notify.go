@@ -142,11 +142,19 @@ func (l *listener) run(ctx context.Context) {
 		}
 	}
 	var delay time.Duration
+	missed := false // a connection was lost or refused since the last one listened
 	for {
 		err := l.session(ctx, func() {
 			markReady()
 			delay = 0
+			if missed {
+				// NOTIFYs sent while nobody listened are gone: subscribers look again, every
+				// queue (a TopicInsert naming none) and every job they wait for.
+				missed = false
+				l.hub.Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
+			}
 		})
+		missed = true
 		markReady()
 		if ctx.Err() != nil {
 			return
