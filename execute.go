@@ -229,7 +229,7 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
 	case errors.As(err, &cancelled):
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
-	case errors.Is(cause, errShutdown):
+	case errors.Is(cause, errShutdown), errors.Is(cause, errSingletonLost):
 		o.State, o.RefundAttempt = StateAvailable, true
 	case errors.Is(cause, errCancelledByUser):
 		o.State, o.Error = StateCancelled, attemptError(row, now, fmt.Errorf("cancelled by user: %w", err))

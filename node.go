@@ -139,6 +139,7 @@ type Node struct {
 
 var (
 	errShutdown        = errors.New("node is shutting down")
+	errSingletonLost   = errors.New("this node lost the singleton lease of its kind")
 	errCancelledByUser = errors.New("cancelled by user")
 )
 

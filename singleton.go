@@ -12,7 +12,10 @@ import (
 
 // singletons gates kinds behind named leases: a kind whose worker requires a lease is claimed only
 // while this node holds it, so exactly one such worker runs fleet-wide. Losing the lease stops the
-// claims at once; jobs already running finish (or are handed back at shutdown) as usual.
+// claims at once and hands the kind's running jobs back, as a shutdown does: their contexts are
+// cancelled and they return to their queue without using an attempt. The elector gives the lease
+// up before it can pass to another node, so a handler that honours its context has stopped by
+// the time the next holder starts.
 type singletons struct {
 	mu       sync.Mutex
 	held     map[string]bool     // lease name → held by this node
@@ -66,6 +69,8 @@ func (n *Node) newSingletons() error {
 					for _, q := range n.queues {
 						q.signal()
 					}
+				} else {
+					n.handBack(s.kinds[name], errSingletonLost)
 				}
 			},
 		})
@@ -105,4 +110,19 @@ func (n *Node) claimKinds() []string {
 		}
 	}
 	return kinds
+}
+
+// handBack cancels the running jobs of kinds with cause, which hands them back to their queue.
+func (n *Node) handBack(kinds []string, cause error) {
+	n.mu.Lock()
+	var stop []*execution
+	for _, e := range n.running {
+		if slices.Contains(kinds, e.row.Kind) {
+			stop = append(stop, e)
+		}
+	}
+	n.mu.Unlock()
+	for _, e := range stop {
+		e.cancel(cause)
+	}
 }

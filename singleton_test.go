@@ -2,12 +2,14 @@ package rota
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -88,5 +90,66 @@ func waitEvent(t *testing.T, events <-chan Event, typ EventType) Event {
 		case <-deadline:
 			t.Fatalf("no %s event within 10s", typ)
 		}
+	}
+}
+
+// leaseOutage is a store whose singleton leases cannot be renewed once out is set, as when the
+// node is cut off from the store's lease rows.
+type leaseOutage struct {
+	*sqlite.Store
+	out atomic.Bool
+}
+
+func (l *leaseOutage) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (store.Lease, bool, error) {
+	if l.out.Load() && strings.HasPrefix(name, singletonLeasePrefix) {
+		return store.Lease{}, false, errors.New("lease rows unreachable")
+	}
+	return l.Store.AcquireLease(ctx, name, owner, ttl)
+}
+
+// A node that loses its singleton lease hands the kind's running jobs back, before the lease
+// can pass to another node: their contexts are cancelled and the jobs wait in their queue,
+// their attempt refunded.
+func TestLosingTheSingletonHandsItsJobsBack(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	outage := &leaseOutage{Store: st}
+	started, cause := make(chan struct{}), make(chan error, 1)
+	ws := NewWorkers()
+	AddWorker(ws, WorkFunc[testArgs](func(ctx context.Context, j *Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}), &WorkerOptions{Singleton: "ledger-export"})
+	leases := LeaderConfig{TTL: 900 * time.Millisecond, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
+	n, err := NewNode(Config{Store: outage, Workers: ws, ID: "holder", Logger: testLogger(t), Leader: leases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := n.Subscribe(100)
+	t.Cleanup(unsubscribe)
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Stop(context.Background()) })
+	waitEvent(t, events, EventSingletonAcquired)
+	res, err := n.Client().Insert(context.Background(), testArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv(t, started)
+	outage.out.Store(true)
+	waitEvent(t, events, EventSingletonLost)
+	if got := recv(t, cause); !errors.Is(got, errSingletonLost) {
+		t.Fatalf("the handler's context ended with %v", got)
+	}
+	waitEvent(t, events, EventJobHandedBack)
+	row, err := st.Get(context.Background(), res.Job.ID)
+	if err != nil || row.State != StateAvailable || row.Attempt != 0 {
+		t.Fatalf("after the loss: %+v, %v; want available with its attempt refunded", row, err)
 	}
 }
