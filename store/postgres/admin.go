@@ -112,7 +112,9 @@ var retrySQL = `
 WITH retried AS (
 	UPDATE {schema}.jobs SET
 		state = 'available', run_at = {now}, finalized_at = NULL, owner = NULL, lease_until = NULL,
-		cancel_requested = false, max_attempts = greatest(max_attempts, attempt + 1)
+		cancel_requested = false, max_attempts = greatest(max_attempts, attempt + 1),
+		expires_at = CASE WHEN expires_at <= {now} THEN NULL ELSE expires_at END,
+		unique_states = ` + keepKeyIf("'available'") + `
 	WHERE id = $2 AND state <> 'running'
 	RETURNING ` + jobColumns + `, pg_notify({insert_channel}, queue)::text AS notified
 )

@@ -136,6 +136,11 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, leaseFor time.Durat
 	return cancel, nil
 }
 
+// rescuedSQL is the state a rescued job ends in: retryable while it has attempts left, unless a
+// user asked to cancel it while it ran (then cancelled), else discarded.
+const rescuedSQL = `(CASE WHEN cancel_requested THEN 'cancelled'
+		WHEN attempt < max_attempts THEN 'retryable' ELSE 'discarded' END)`
+
 // rescueSQL ends the attempts of running jobs whose lease has passed, oldest lease first. A
 // lease is held up to and including lease_until. A job that will be retried is due at once, so
 // its queue is woken; a discarded one is announced final.
@@ -149,12 +154,13 @@ WITH lost AS (
 ),
 rescued AS (
 	UPDATE {schema}.jobs SET
-		state = CASE WHEN attempt < max_attempts THEN 'retryable' ELSE 'discarded' END,
-		run_at = CASE WHEN attempt < max_attempts THEN {now} ELSE run_at END,
-		finalized_at = CASE WHEN attempt < max_attempts THEN NULL ELSE {now} END,
+		state = ` + rescuedSQL + `,
+		run_at = CASE WHEN ` + rescuedSQL + ` = 'retryable' THEN {now} ELSE run_at END,
+		finalized_at = CASE WHEN ` + rescuedSQL + ` = 'retryable' THEN NULL ELSE {now} END,
 		errors = errors || jsonb_build_array(jsonb_build_object(
 			'attempt', attempt, 'at', {now},
 			'error', format('lease expired: node %s stopped renewing it', owner))),
+		unique_states = ` + keepKeyIf(rescuedSQL) + `,
 		owner = NULL, lease_until = NULL
 	WHERE id IN (SELECT id FROM lost)
 	RETURNING ` + jobColumns + `, ` + notifyIfFinal + `,

@@ -11,6 +11,13 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
+// endsSQL is the state an outcome leaves its job in: the outcome's, except that one that would
+// run the job again ends it cancelled when a user asked to cancel it while it ran (the request
+// reached the store after the node had let the job go). It reads cancel_requested in the UPDATE
+// itself, so that a Cancel committed while the UPDATE waited for the row is seen.
+const endsSQL = `(CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
+		THEN 'cancelled' ELSE o.state END)`
+
 // completeSQL records a batch of outcomes in one statement. Each outcome applies only to a job
 // still running under its fence: a node that lost its lease cannot overwrite the job's new
 // owner. The jobs are looked up by id, under a pinned plan (see pinPlanSQL). That the job is
@@ -25,25 +32,19 @@ WITH outcome AS MATERIALIZED (
 		$6::boolean[], $7::jsonb[], $8::json[])
 		AS o(id, fence, state, run_at, refund, error, result)
 ),
-stopped AS MATERIALIZED (
-	-- An outcome that would run the job again ends it cancelled when a user asked to cancel it
-	-- while it ran: the request reached the store after the node had let the job go.
-	SELECT o.*, CASE WHEN j.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
-		THEN 'cancelled' ELSE o.state END AS ends
-	FROM outcome o JOIN {schema}.jobs j ON j.id = o.id
-),
 done AS (
-	UPDATE {schema}.jobs j SET
-		state = o.ends,
-		run_at = coalesce(o.run_at, j.run_at),
-		attempt = CASE WHEN o.refund THEN greatest(j.attempt - 1, 0) ELSE j.attempt END,
-		errors = CASE WHEN o.error IS NULL THEN j.errors ELSE j.errors || jsonb_build_array(o.error) END,
-		result = coalesce(o.result, j.result),
-		finalized_at = CASE WHEN o.ends IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
+	UPDATE {schema}.jobs SET
+		state = ` + endsSQL + `,
+		run_at = coalesce(o.run_at, jobs.run_at),
+		attempt = CASE WHEN o.refund THEN greatest(jobs.attempt - 1, 0) ELSE jobs.attempt END,
+		errors = CASE WHEN o.error IS NULL THEN jobs.errors ELSE jobs.errors || jsonb_build_array(o.error) END,
+		result = coalesce(o.result, jobs.result),
+		finalized_at = CASE WHEN ` + endsSQL + ` IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
+		unique_states = ` + keepKeyIf(endsSQL) + `,
 		owner = NULL, lease_until = NULL
-	FROM stopped o
-	WHERE j.id = o.id AND j.fence = o.fence AND j.state = o.was
-	RETURNING j.id, j.state, j.queue
+	FROM outcome o
+	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = o.was
+	RETURNING jobs.id, jobs.state, jobs.queue
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
 

@@ -105,3 +105,17 @@ func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.
 func supersedable(state store.State) bool {
 	return !state.Final()
 }
+
+// keepKeyIf is the SQL of a job's unique_states as it moves into state (an SQL expression, over
+// the row's old values): a job that did not hold its key and now would, while another job holds
+// it, gives the key up instead, as a superseded running job does. Without this the unique index
+// refused the move (a job back from running, rescued or retried after a newer job took its
+// key), and the statement failed with every outcome or rescue in it.
+func keepKeyIf(state string) string {
+	const j = "{schema}.jobs."
+	return `CASE WHEN ` + j + `unique_key IS NULL OR ` + state + ` <> ALL (` + j + `unique_states)
+			OR ` + j + `state = ANY (` + j + `unique_states)
+			OR NOT EXISTS (SELECT 1 FROM {schema}.jobs h WHERE h.unique_key = ` + j + `unique_key
+				AND h.id <> ` + j + `id AND h.state = ANY (h.unique_states))
+		THEN ` + j + `unique_states ELSE '{}' END`
+}

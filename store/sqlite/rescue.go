@@ -47,10 +47,13 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 	var out []*store.JobRow
 	err := s.write(ctx, func(t *wtx) error {
 		now := micros(t.now)
+		// A job a user asked to cancel while it ran ends cancelled; the others are retried while
+		// they have attempts left.
 		rows, err := t.query(`UPDATE jobs SET
-				state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-				run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE ?1 END,
-				finalized_at = CASE WHEN attempt >= max_attempts THEN ?1 END,
+				state = CASE WHEN cancel_requested THEN 'cancelled'
+					WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+				run_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN run_at ELSE ?1 END,
+				finalized_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN ?1 END,
 				errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object(
 					'attempt', attempt, 'at', ?2,
 					'error', 'lease expired: owner ' || coalesce(owner, '') || ' stopped renewing it')),

@@ -18,6 +18,7 @@ var adminTests = map[string]func(*testing.T, *env){
 	"Retry":            testRetry,
 	"Delete":           testDelete,
 	"Prune":            testPrune,
+	"RetryExpired":     testRetryExpired,
 }
 
 func testGetNotFound(t *testing.T, e *env) {
@@ -255,4 +256,18 @@ func testPrune(t *testing.T, e *env) {
 		t.Fatalf("Prune of everything finished = %d, want 2", n)
 	}
 	e.get(waiting.ID) // a job that is not final is never pruned
+}
+
+// A retried job that had expired may run: its past expiry goes with the retry.
+func testRetryExpired(t *testing.T, e *env) {
+	p := job("k")
+	p.ExpiresAt = e.now().Add(time.Minute)
+	j := e.insertOne(p)
+	e.advance(2 * time.Minute)
+	e.claim("default", 1) // ends it expired
+	wantState(t, e.get(j.ID), store.StateExpired)
+	e.retry(j.ID)
+	if got := e.claim("default", 1); len(got) != 1 || got[0].ID != j.ID {
+		t.Fatalf("claim after the retry took %d jobs; job is %s", len(got), e.get(j.ID).State)
+	}
 }

@@ -17,6 +17,24 @@ var rescueTests = map[string]func(*testing.T, *env){
 	"HeartbeatPreventsRescue":    testHeartbeatPreventsRescue,
 	"LostLeaseCannotComplete":    testLostLeaseCannotComplete,
 	"RescueLeavesOtherJobsAlone": testRescueLeavesOthers,
+	"RescueCancelRequested":      testRescueCancelRequested,
+}
+
+// A job a user asked to cancel while it ran, whose node then died, is rescued cancelled, not
+// retried.
+func testRescueCancelRequested(t *testing.T, e *env) {
+	e.insertOne(job("k"))
+	c := e.claimAs("dead", time.Second, 1)[0]
+	e.cancel(c.ID)
+	e.advance(time.Minute)
+	got := e.rescue(10)
+	if len(got) != 1 {
+		t.Fatalf("rescued %d, want 1", len(got))
+	}
+	wantFinalized(t, e.get(c.ID), store.StateCancelled, e.now())
+	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 1 || counts[store.StateRunning] != 0 {
+		t.Fatalf("counts %v; want 1 cancelled", counts)
+	}
 }
 
 func (e *env) claimAs(owner string, lease time.Duration, max int) []*store.JobRow {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rotahq/rota/store"
 )
@@ -15,6 +16,7 @@ var uniqueTests = map[string]func(*testing.T, *env){
 	"Supersede":          testSupersede,
 	"SupersedeRunning":   testSupersedeRunning,
 	"SupersedeInOneCall": testSupersedeInOneCall,
+	"BackIntoAHeldKey":   testBackIntoAHeldKey,
 	"ConcurrentInserts":  testUniqueConcurrent,
 	"OtherKeysUnrelated": testUniqueOtherKeys,
 }
@@ -193,4 +195,57 @@ func testUniqueOtherKeys(t *testing.T, e *env) {
 	if n := e.count(store.ListParams{}); n != 4 {
 		t.Fatalf("%d jobs, want 4", n)
 	}
+}
+
+// A job that gave up its key (it ran, with running not among its unique states; or it ended)
+// and comes back into a state that would hold it while a newer job holds it — handed back,
+// rescued, retried — comes back without the key: the move succeeds, and the newer job keeps it.
+func testBackIntoAHeldKey(t *testing.T, e *env) {
+	newer := func(p store.InsertParams) int64 {
+		t.Helper()
+		r := e.insertResults(p)[0]
+		if r.Duplicate {
+			t.Fatalf("the key was still held: %+v", r.Job)
+		}
+		return r.Job.ID
+	}
+	wantHolder := func(p store.InsertParams, id int64) {
+		t.Helper()
+		if r := e.insertResults(p)[0]; !r.Duplicate || r.Job.ID != id {
+			t.Fatalf("insert of the key: duplicate %v of %d; want a duplicate of the newer job %d", r.Duplicate, r.Job.ID, id)
+		}
+	}
+
+	// Handed back.
+	back := keyed("back")
+	back.UniqueStates = []store.State{store.StateAvailable}
+	a := e.insertOne(back)
+	ca := e.claimOne()
+	b := newer(back)
+	if !e.complete(store.Outcome{ID: a.ID, Fence: ca.Fence, State: store.StateAvailable, RefundAttempt: true})[0] {
+		t.Fatal("hand-back not applied")
+	}
+	wantState(t, e.get(a.ID), store.StateAvailable)
+	wantHolder(back, b)
+
+	// Rescued.
+	lost := keyed("lost")
+	lost.Queue = "q-lost"
+	lost.UniqueStates = []store.State{store.StateAvailable, store.StateRetryable}
+	l := e.insertOne(lost)
+	e.claimParams(store.ClaimParams{Queue: "q-lost", Kinds: []string{"k"}, Max: 1, Owner: "dead", LeaseFor: time.Second})
+	m := newer(lost)
+	e.advance(time.Minute)
+	e.rescue(10)
+	wantState(t, e.get(l.ID), store.StateRetryable)
+	wantHolder(lost, m)
+
+	// Retried.
+	old := keyed("old")
+	o := e.insertOne(old)
+	e.cancel(o.ID)
+	n := newer(old)
+	e.retry(o.ID)
+	wantState(t, e.get(o.ID), store.StateAvailable)
+	wantHolder(old, n)
 }

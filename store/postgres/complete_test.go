@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// A Cancel that commits while a Complete of the same running job waits for the row: the retry
+// outcome ends the job cancelled, as the contract says. Complete must read cancel_requested in
+// the UPDATE, after the wait, not in a snapshot taken before it.
+func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	j := mustInsert(t, s, job("k"))[0].Job
+	rows, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(rows) != 1 {
+		t.Fatal(rows, err)
+	}
+	// The user's Cancel, caught between its row lock and its commit.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var cancelPID uint32
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&cancelPID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, s.sql(`UPDATE {schema}.jobs SET cancel_requested = true WHERE id = $1 AND state = 'running'`), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Complete(ctx, []store.Outcome{{ID: j.ID, Fence: rows[0].Fence, State: store.StateRetryable,
+			RunAt: time.Now().Add(time.Minute), Error: &store.AttemptError{Attempt: 1, At: time.Now(), Error: "boom"}}})
+		done <- err
+	}()
+	// Wait until the server shows Complete blocked behind the Cancel's lock.
+	for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
+		var blocked bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE $1::int = ANY (pg_blocking_pids(pid)))`, int32(cancelPID)).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+		if blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Complete never waited for the Cancel's row lock")
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, j.ID); got.State != store.StateCancelled {
+		t.Fatalf("cancel committed during Complete: job %s (CancelRequested %v), want cancelled", got.State, got.CancelRequested)
+	}
+}
