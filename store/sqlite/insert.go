@@ -251,6 +251,14 @@ func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, r
 		res[i] = store.InsertResult{Job: holders[0], Duplicate: true}
 		return nil, nil
 	}
+	// A final job that holds its key (completed among its unique states) cannot be superseded:
+	// the insert is a duplicate of it.
+	for _, h := range holders {
+		if h.State.Final() {
+			res[i] = store.InsertResult{Job: h, Duplicate: true}
+			return nil, nil
+		}
+	}
 	var cancelled []*store.JobRow
 	for _, h := range holders {
 		switch h.State {

@@ -17,6 +17,7 @@ var uniqueTests = map[string]func(*testing.T, *env){
 	"SupersedeRunning":   testSupersedeRunning,
 	"SupersedeInOneCall": testSupersedeInOneCall,
 	"BackIntoAHeldKey":   testBackIntoAHeldKey,
+	"SupersedeFinal":     testSupersedeFinal,
 	"ConcurrentInserts":  testUniqueConcurrent,
 	"OtherKeysUnrelated": testUniqueOtherKeys,
 }
@@ -248,4 +249,21 @@ func testBackIntoAHeldKey(t *testing.T, e *env) {
 	e.retry(o.ID)
 	wantState(t, e.get(o.ID), store.StateAvailable)
 	wantHolder(old, n)
+}
+
+// A finished job that holds its key (completed is among its unique states) cannot be replaced:
+// a superseding insert is a duplicate of it.
+func testSupersedeFinal(t *testing.T, e *env) {
+	p := keyed("x")
+	p.UniqueStates = []store.State{store.StateAvailable, store.StateRunning, store.StateCompleted}
+	j := e.insertOne(p)
+	c := e.claimOne()
+	e.completeOK(store.Outcome{ID: j.ID, Fence: c.Fence, State: store.StateCompleted})
+	p.Supersede = true
+	if r := e.insertResults(p)[0]; !r.Duplicate || r.Job.ID != j.ID {
+		t.Fatalf("superseding a completed holder: duplicate %v, job %d; want a duplicate of %d", r.Duplicate, r.Job.ID, j.ID)
+	}
+	if n := e.count(store.ListParams{}); n != 1 {
+		t.Fatalf("%d jobs, want 1", n)
+	}
 }
