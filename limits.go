@@ -54,9 +54,18 @@ func (l QueueLoad) Saturated() bool { return l.MaxRunning > 0 && l.Running >= in
 // optional work while the workers are busy.
 func (c *Client) QueueLoad(ctx context.Context, queue string) (QueueLoad, error) {
 	load := QueueLoad{Queue: queue}
-	stats, err := c.store.QueueStats(ctx)
-	if err != nil {
-		return load, fmtErr("queue load", err)
+	var stats []store.QueueStats
+	if l, ok := c.store.(store.QueueLoader); ok {
+		one, err := l.QueueLoad(ctx, queue)
+		if err != nil {
+			return load, fmtErr("queue load", err)
+		}
+		stats = []store.QueueStats{one}
+	} else {
+		var err error
+		if stats, err = c.store.QueueStats(ctx); err != nil {
+			return load, fmtErr("queue load", err)
+		}
 	}
 	for _, s := range stats {
 		if s.Queue == queue {

@@ -95,6 +95,14 @@ type Store interface {
 	ResumeQueue(ctx context.Context, queue string) error
 }
 
+// QueueLoader is implemented by stores whose QueueStats reads the whole table: it counts one
+// queue's available and running jobs, and says whether it is paused, from what claims read
+// anyway, so that a best-effort insert (DropIfBusy) can ask on every call. The result has the
+// two counts only.
+type QueueLoader interface {
+	QueueLoad(ctx context.Context, queue string) (QueueStats, error)
+}
+
 // Notifier is implemented by stores that can push events to subscribers, so idle nodes wake at
 // once and Wait returns without polling. Stores without it are polled.
 type Notifier interface {

@@ -186,6 +186,28 @@ func (s *Store) Prune(ctx context.Context, p store.PruneParams) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
+// queueLoadSQL counts one queue's available jobs through the claim index and its running jobs
+// through jobs_running (one entry per running job of the fleet), never the finished jobs that
+// wait for the pruner.
+const queueLoadSQL = `SELECT
+	(SELECT count(*) FROM {schema}.jobs WHERE queue = $1 AND state IN ('available', 'scheduled', 'retryable') AND state = 'available'),
+	(SELECT count(*) FROM {schema}.jobs WHERE state = 'running' AND queue = $1),
+	coalesce((SELECT paused FROM {schema}.queues WHERE name = $1), false)`
+
+// QueueLoad counts queue's available and running jobs, for best-effort inserts.
+func (s *Store) QueueLoad(ctx context.Context, queue string) (store.QueueStats, error) {
+	qs := store.QueueStats{Queue: queue, Counts: make(map[store.State]int64, 2)}
+	var available, running int64
+	err := s.queryPinned(ctx, queueLoadSQL, []any{queue}, func(rs pgx.Rows) error {
+		return scanOne(rs, &available, &running, &qs.Paused)
+	})
+	if err != nil {
+		return qs, fmt.Errorf("postgres: queue load %s: %w", queue, err)
+	}
+	qs.Counts[store.StateAvailable], qs.Counts[store.StateRunning] = available, running
+	return qs, nil
+}
+
 // QueueStats counts every queue's jobs by state. It counts the whole table, so on a large table
 // it is a query for dashboards, not for every insert.
 func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {

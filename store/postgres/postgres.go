@@ -121,9 +121,10 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.Notifier   = (*Store)(nil)
-	_ store.TxInserter = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
+	_ store.TxInserter  = (*Store)(nil)
+	_ store.QueueLoader = (*Store)(nil)
 )
 
 // PoolMaxConnsDefault sizes the pool Open makes unless the URL sets pool_max_conns. pgxpool's own

@@ -171,3 +171,18 @@ func (s *Store) oldestAvailable(ctx context.Context, queue string) (time.Time, e
 	}
 	return fromMicros(oldest.Int64), nil
 }
+
+// QueueLoad is QueueStats for one queue. The per-queue counters make QueueStats itself cheap;
+// this is for callers that ask store.QueueLoader.
+func (s *Store) QueueLoad(ctx context.Context, queue string) (store.QueueStats, error) {
+	all, err := s.QueueStats(ctx)
+	if err != nil {
+		return store.QueueStats{}, err
+	}
+	for _, q := range all {
+		if q.Queue == queue {
+			return q, nil
+		}
+	}
+	return store.QueueStats{Queue: queue, Counts: map[store.State]int64{}}, nil
+}

@@ -43,9 +43,10 @@ type Store struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.Notifier   = (*Store)(nil)
-	_ store.TxInserter = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
+	_ store.TxInserter  = (*Store)(nil)
+	_ store.QueueLoader = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the store in the file at path and migrates it. The file's

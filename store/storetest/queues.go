@@ -9,6 +9,7 @@ import (
 
 var queueTests = map[string]func(*testing.T, *env){
 	"Stats":       testQueueStats,
+	"Load":        testQueueLoad,
 	"PauseResume": testPauseResume,
 }
 
@@ -99,5 +100,30 @@ func testPauseResume(t *testing.T, e *env) {
 	e.claimOne()
 	if err := e.s.ResumeQueue(e.ctx, "never-paused"); err != nil {
 		t.Fatalf("ResumeQueue of an unknown queue: %v", err)
+	}
+}
+
+// A store's QueueLoad agrees with its QueueStats on the queue's available and running jobs.
+func testQueueLoad(t *testing.T, e *env) {
+	loader, ok := e.s.(store.QueueLoader)
+	if !ok {
+		t.Skip("store does not implement store.QueueLoader")
+	}
+	e.insert(job("k"), job("k"), job("k"), inQueue("other"))
+	c := e.claim("default", 1)
+	e.completeOK(store.Outcome{ID: c[0].ID, Fence: c[0].Fence, State: store.StateCompleted})
+	e.claim("default", 1)
+	if err := e.s.PauseQueue(e.ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loader.QueueLoad(e.ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Counts[store.StateAvailable] != 1 || got.Counts[store.StateRunning] != 1 || !got.Paused {
+		t.Fatalf("QueueLoad = %+v; want 1 available, 1 running, paused", got)
+	}
+	if none, err := loader.QueueLoad(e.ctx, "nobody"); err != nil || none.Counts[store.StateAvailable] != 0 || none.Paused {
+		t.Fatalf("QueueLoad of an unknown queue = %+v, %v", none, err)
 	}
 }
