@@ -232,7 +232,11 @@ func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 		}
 		qs := byQueue[queue]
 		if qs == nil {
-			qs = &store.QueueStats{Queue: queue, Counts: make(map[store.State]int64)}
+			// Every state is listed, as SQLite lists it, zero or not.
+			qs = &store.QueueStats{Queue: queue, Counts: make(map[store.State]int64, len(store.States))}
+			for _, st := range store.States {
+				qs.Counts[st] = 0
+			}
 			byQueue[queue] = qs
 		}
 		switch {

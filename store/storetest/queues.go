@@ -59,6 +59,9 @@ func testQueueStats(t *testing.T, e *env) {
 	}
 	def := got["default"]
 	for _, s := range store.States {
+		if _, listed := def.Counts[s]; !listed {
+			t.Errorf("default: %s not listed; every state is, zero or not (counts %v)", s, def.Counts)
+		}
 		if def.Counts[s] != want[s] {
 			t.Errorf("default: %s = %d, want %d (counts %v)", s, def.Counts[s], want[s], def.Counts)
 		}
