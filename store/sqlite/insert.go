@@ -268,6 +268,13 @@ func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, r
 				return nil, err
 			}
 			cancelled = append(cancelled, h)
+		case store.StateRunning:
+			// It runs on, but gives its key up to the newer job: once that one has finished,
+			// the key is free, not held by this one. SQLite keeps no unique states per job,
+			// so the key itself goes.
+			if _, err := x.exec(`UPDATE jobs SET unique_key = NULL WHERE id = ?`, h.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return cancelled, insertRows(x, now, params, []int{i}, res)

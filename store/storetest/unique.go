@@ -18,6 +18,7 @@ var uniqueTests = map[string]func(*testing.T, *env){
 	"SupersedeInOneCall": testSupersedeInOneCall,
 	"BackIntoAHeldKey":   testBackIntoAHeldKey,
 	"SupersedeFinal":     testSupersedeFinal,
+	"SupersededRunning":  testSupersededRunningGivesUpItsKey,
 	"ConcurrentInserts":  testUniqueConcurrent,
 	"OtherKeysUnrelated": testUniqueOtherKeys,
 }
@@ -265,5 +266,23 @@ func testSupersedeFinal(t *testing.T, e *env) {
 	}
 	if n := e.count(store.ListParams{}); n != 1 {
 		t.Fatalf("%d jobs, want 1", n)
+	}
+}
+
+// A running job that was superseded runs on without its key: once the newer job has finished,
+// the key is free.
+func testSupersededRunningGivesUpItsKey(t *testing.T, e *env) {
+	e.insertOne(keyed("x"))
+	e.claimOne()
+	p := keyed("x")
+	p.Supersede = true
+	b := e.insertResults(p)[0].Job
+	cb := e.claimOne()
+	if cb.ID != b.ID {
+		t.Fatalf("claimed %d, want the superseding job %d", cb.ID, b.ID)
+	}
+	e.completeOK(store.Outcome{ID: b.ID, Fence: cb.Fence, State: store.StateCompleted})
+	if r := e.insertResults(keyed("x"))[0]; r.Duplicate {
+		t.Fatalf("after the superseding job completed, an insert is a duplicate of job %d (%s)", r.Job.ID, r.Job.State)
 	}
 }
