@@ -45,8 +45,8 @@ type Scheduler interface {
 	// UpsertSchedule creates or replaces the schedule s.Name and returns it as stored. Paused and
 	// LastPlanned are kept from the stored schedule (use SetSchedulePaused; the planner owns
 	// LastPlanned); a new schedule takes Paused from s and starts with LastPlanned zero. When the
-	// timing (Expr or Zone) changes, jobs the schedule planned that are still scheduled are
-	// cancelled and LastPlanned becomes now, so the new timing is planned from now on and nothing
+	// timing (Expr or Zone) changes, jobs the schedule planned that have not started (scheduled,
+	// or due and never attempted) are cancelled and LastPlanned becomes now, so the new timing is planned from now on and nothing
 	// planned under the old one runs. Cancelled jobs are announced like any cancellation, and
 	// their Errors say why.
 	UpsertSchedule(ctx context.Context, s Schedule) (Schedule, error)
@@ -54,8 +54,8 @@ type Scheduler interface {
 	GetSchedule(ctx context.Context, name string) (Schedule, error)
 	// ListSchedules returns every schedule by name.
 	ListSchedules(ctx context.Context) ([]Schedule, error)
-	// DeleteSchedule removes a schedule and cancels its jobs that are still scheduled. ErrNotFound
-	// if there is none.
+	// DeleteSchedule removes a schedule and cancels its jobs that have not started (scheduled, or
+	// due and never attempted). ErrNotFound if there is none.
 	DeleteSchedule(ctx context.Context, name string) error
 	// SetSchedulePaused pauses or resumes a schedule. ErrNotFound if there is none.
 	SetSchedulePaused(ctx context.Context, name string, paused bool) error

@@ -50,9 +50,9 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			tags = sc.Tags
 		}
 		for range upsertRounds {
-			var expr, zone string
-			err := tx.QueryRow(ctx, s.sql(`SELECT expr, zone FROM {schema}.schedules WHERE name = $1 FOR UPDATE`),
-				sc.Name).Scan(&expr, &zone)
+			var expr, zone, queue string
+			err := tx.QueryRow(ctx, s.sql(`SELECT expr, zone, queue FROM {schema}.schedules WHERE name = $1 FOR UPDATE`),
+				sc.Name).Scan(&expr, &zone, &queue)
 			if errors.Is(err, pgx.ErrNoRows) {
 				rs, err := tx.Query(ctx, s.sql(createScheduleSQL), s.now(), sc.Name, sc.Expr, sc.Zone, sc.Kind,
 					sc.Queue, jsonParam(sc.Args), sc.Priority, sc.MaxAttempts, tags, string(sc.Missed), sc.Paused)
@@ -74,7 +74,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			}
 			changed := expr != sc.Expr || zone != sc.Zone
 			if changed {
-				if err := s.cancelPlanned(ctx, tx, sc.Name, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
+				if err := s.cancelPlanned(ctx, tx, sc.Name, queue, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
 					return err
 				}
 			}
@@ -106,15 +106,21 @@ WITH cancelled AS (
 	UPDATE {schema}.jobs SET state = 'cancelled', finalized_at = {now},
 		errors = errors || jsonb_build_array(jsonb_build_object(
 			'attempt', attempt, 'at', {now}, 'error', $3::text))
-	WHERE schedule = $2 AND state = 'scheduled'
+	WHERE id IN (
+		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state = 'scheduled'
+		UNION ALL
+		-- Due occurrences never started: found through the claim index of the schedule's queue.
+		SELECT id FROM {schema}.jobs WHERE queue = $4 AND state IN ('available', 'scheduled', 'retryable')
+			AND state = 'available' AND schedule = $2 AND attempted_at IS NULL)
 	RETURNING id, state, queue
 )
 SELECT ` + finalNotify("cancelled")
 
-// cancelPlanned cancels the jobs schedule name planned that have not started, noting why in
-// their errors as an attempt's error would be. The caller holds the schedule's row lock.
-func (s *Store) cancelPlanned(ctx context.Context, tx pgx.Tx, name, why string) error {
-	_, err := tx.Exec(ctx, s.sql(cancelPlannedSQL), s.now(), name, why)
+// cancelPlanned cancels the jobs schedule name planned that have not started — scheduled, or due
+// and never attempted — noting why in their errors as an attempt's error would be. queue is the
+// schedule's queue as it was when they were planned. The caller holds the schedule's row lock.
+func (s *Store) cancelPlanned(ctx context.Context, tx pgx.Tx, name, queue, why string) error {
+	_, err := tx.Exec(ctx, s.sql(cancelPlannedSQL), s.now(), name, why, queue)
 	return err
 }
 
@@ -151,14 +157,15 @@ func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 // DeleteSchedule removes a schedule and cancels its jobs that have not started.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, s.sql(`DELETE FROM {schema}.schedules WHERE name = $1`), name)
+		var queue string
+		err := tx.QueryRow(ctx, s.sql(`DELETE FROM {schema}.schedules WHERE name = $1 RETURNING queue`), name).Scan(&queue)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return store.ErrNotFound
-		}
-		return s.cancelPlanned(ctx, tx, name, "schedule "+name+" removed")
+		return s.cancelPlanned(ctx, tx, name, queue, "schedule "+name+" removed")
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: delete schedule %s: %w", name, err)

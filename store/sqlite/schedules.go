@@ -40,7 +40,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			paused, lastPlanned, created = old.Paused, nullMicros(old.LastPlanned), micros(old.CreatedAt)
 			if old.Expr != sc.Expr || old.Zone != sc.Zone {
 				lastPlanned = now
-				if err := cancelPlanned(t, sc.Name, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
+				if err := cancelPlanned(t, sc.Name, old.Queue, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
 					return err
 				}
 			}
@@ -89,29 +89,46 @@ func readSchedule(t *wtx, name string) (store.Schedule, error) {
 	return got[0], nil
 }
 
-// cancelPlanned cancels the jobs schedule name planned that have not started, noting why in
-// their errors as an attempt's error would be.
-func cancelPlanned(t *wtx, name, why string) error {
-	rows, err := t.query(`UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
+// cancelPlanned cancels the jobs schedule name planned that have not started — scheduled, or due
+// (a claim promoted them) and never attempted — noting why in their errors as an attempt's error
+// would be. queue is the schedule's queue when they were planned: the due ones are found through
+// its claim index.
+func cancelPlanned(t *wtx, name, queue, why string) error {
+	c := make(counts)
+	for _, step := range []struct {
+		from  store.State
+		query string
+	}{
+		{store.StateScheduled, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
 		WHERE schedule = ?4 AND state = 'scheduled'
-		RETURNING id, queue`, micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name)
-	if err != nil {
-		return err
-	}
-	c := make(counts)
-	for rows.Next() {
-		var id int64
-		var queue string
-		if err := rows.Scan(&id, &queue); err != nil {
-			rows.Close()
+		RETURNING id, queue`},
+		{store.StateAvailable, `UPDATE jobs INDEXED BY jobs_claim SET state = 'cancelled', finalized_at = ?1,
+			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
+		WHERE queue = ?5 AND state = 'available' AND schedule = ?4 AND attempted_at IS NULL
+		RETURNING id, queue`},
+	} {
+		args := []any{micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name}
+		if step.from == store.StateAvailable {
+			args = append(args, queue)
+		}
+		rows, err := t.query(step.query, args...)
+		if err != nil {
 			return err
 		}
-		c.move(queue, store.StateScheduled, store.StateCancelled, 1)
-		t.notify(store.Notification{Topic: store.TopicFinal, Queue: queue, JobID: id})
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
+		for rows.Next() {
+			var id int64
+			var q string
+			if err := rows.Scan(&id, &q); err != nil {
+				rows.Close()
+				return err
+			}
+			c.move(q, step.from, store.StateCancelled, 1)
+			t.notify(store.Notification{Topic: store.TopicFinal, Queue: q, JobID: id})
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
 	}
 	return c.flush(t)
 }
@@ -148,14 +165,14 @@ func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 // DeleteSchedule removes a schedule and cancels its jobs that have not started.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	err := s.write(ctx, func(t *wtx) error {
-		res, err := t.exec(`DELETE FROM schedules WHERE name = ?`, name)
+		old, err := readSchedule(t, name)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return errors.Join(err, store.ErrNotFound)
+		if _, err := t.exec(`DELETE FROM schedules WHERE name = ?`, name); err != nil {
+			return err
 		}
-		return cancelPlanned(t, name, "schedule "+name+" removed")
+		return cancelPlanned(t, name, old.Queue, "schedule "+name+" removed")
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete schedule %s: %w", name, err)

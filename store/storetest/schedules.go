@@ -12,19 +12,20 @@ import (
 )
 
 var scheduleTests = map[string]func(*testing.T, *env){
-	"RoundTrip":        testScheduleRoundTrip,
-	"UpsertKeeps":      testScheduleUpsertKeeps,
-	"TimingChange":     testScheduleTimingChange,
-	"DeleteCancels":    testScheduleDeleteCancels,
-	"CancelNotifies":   testScheduleCancelNotifies,
-	"Pause":            testSchedulePause,
-	"NotFound":         testScheduleNotFound,
-	"UpsertConcurrent": testScheduleUpsertConcurrent,
-	"Plan":             testSchedulePlan,
-	"PlanUniqueKey":    testSchedulePlanUnique,
-	"PlanDeleted":      testSchedulePlanDeleted,
-	"PlanRace":         testSchedulePlanRace,
-	"JobScheduleField": testJobScheduleField,
+	"RoundTrip":              testScheduleRoundTrip,
+	"UpsertKeeps":            testScheduleUpsertKeeps,
+	"TimingChange":           testScheduleTimingChange,
+	"DeleteCancels":          testScheduleDeleteCancels,
+	"CancelNotifies":         testScheduleCancelNotifies,
+	"Pause":                  testSchedulePause,
+	"NotFound":               testScheduleNotFound,
+	"UpsertConcurrent":       testScheduleUpsertConcurrent,
+	"Plan":                   testSchedulePlan,
+	"PlanUniqueKey":          testSchedulePlanUnique,
+	"PlanDeleted":            testSchedulePlanDeleted,
+	"PlanRace":               testSchedulePlanRace,
+	"JobScheduleField":       testJobScheduleField,
+	"DueOccurrenceCancelled": testDueOccurrenceCancelled,
 }
 
 // cronSchedule is a schedule with every field set; stores never interpret Expr or Zone.
@@ -350,5 +351,42 @@ func testScheduleUpsertConcurrent(t *testing.T, e *env) {
 	var expr int
 	if _, err := fmt.Sscanf(e.getSchedule("s").Expr, "%d * * * * *", &expr); err != nil || expr < 0 || expr >= writers {
 		t.Fatalf("stored Expr %q is none of the upserts'", e.getSchedule("s").Expr)
+	}
+}
+
+// An occurrence that is due but has not started — a claim that took nothing may have made it
+// available — is cancelled with the rest when the schedule's timing changes or it is removed.
+func testDueOccurrenceCancelled(t *testing.T, e *env) {
+	for _, remove := range []bool{false, true} {
+		name := "due"
+		if remove {
+			name = "due-removed"
+		}
+		e.upsertSchedule(cronSchedule(name))
+		at := e.now().Add(5 * time.Second)
+		if !e.plan(name, never, at, occurrence(name, at)) {
+			t.Fatal("not planned")
+		}
+		e.advance(10 * time.Second)
+		// A node without the kind claims the queue: nothing is taken, and a store may make the
+		// due job available on the way.
+		if got := e.claimParams(store.ClaimParams{Queue: "default", Kinds: []string{"other-kind"}, Max: 10, Owner: "n", LeaseFor: time.Minute}); len(got) != 0 {
+			t.Fatalf("claimed %d jobs of another kind", len(got))
+		}
+		if remove {
+			if err := e.s.DeleteSchedule(e.ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			changed := cronSchedule(name)
+			changed.Expr = "*/7 * * * * *"
+			e.upsertSchedule(changed)
+		}
+		if j := e.planned(name)[0]; j.State != store.StateCancelled {
+			t.Fatalf("removed %v: the due occurrence is %s, want cancelled", remove, j.State)
+		}
+	}
+	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 0 || counts[store.StateScheduled] != 0 {
+		t.Fatalf("counts %v; want the 2 occurrences cancelled", counts)
 	}
 }
