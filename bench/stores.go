@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,16 +21,11 @@ import (
 // (synchronous=NORMAL: a commit survives a crash of the process, see sqlite.SynchronousDefault).
 func SQLite(dir string) Opener {
 	return func(ctx context.Context) (store.Store, func() error, error) {
-		tmp, err := os.MkdirTemp(dir, "rota-bench-")
+		stores, cleanup, err := sqliteFile(ctx, dir, 1)
 		if err != nil {
 			return nil, nil, err
 		}
-		st, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, nil, err
-		}
-		return st, func() error { return errors.Join(st.Close(), os.RemoveAll(tmp)) }, nil
+		return stores[0], cleanup, nil
 	}
 }
 
@@ -37,20 +33,36 @@ func SQLite(dir string) Opener {
 // connections of its own, as a producer in another process does: see RotaApart.
 func SQLiteApart(dir string) func(ctx context.Context) (node, client store.Store, cleanup func() error, err error) {
 	return func(ctx context.Context) (store.Store, store.Store, func() error, error) {
-		tmp, err := os.MkdirTemp(dir, "rota-bench-")
+		stores, cleanup, err := sqliteFile(ctx, dir, 2)
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		return stores[0], stores[1], cleanup, nil
+	}
+}
+
+// sqliteFile opens n Stores on one new file under dir; cleanup closes them and deletes it.
+func sqliteFile(ctx context.Context, dir string, n int) ([]store.Store, func() error, error) {
+	tmp, err := os.MkdirTemp(dir, "rota-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	var stores []store.Store
+	cleanup := func() error {
+		var errs []error
+		for _, st := range slices.Backward(stores) {
+			errs = append(errs, st.Close())
+		}
+		return errors.Join(append(errs, os.RemoveAll(tmp))...)
+	}
+	for range n {
 		st, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
 		if err != nil {
-			return nil, nil, nil, errors.Join(err, os.RemoveAll(tmp))
+			return nil, nil, errors.Join(err, cleanup())
 		}
-		client, err := sqlite.Open(ctx, tmp+"/rota.db", sqlite.WithLogger(quietLogger))
-		if err != nil {
-			return nil, nil, nil, errors.Join(err, st.Close(), os.RemoveAll(tmp))
-		}
-		return st, client, func() error { return errors.Join(client.Close(), st.Close(), os.RemoveAll(tmp)) }, nil
+		stores = append(stores, st)
 	}
+	return stores, cleanup, nil
 }
 
 // Postgres returns an Opener that creates each store in a new schema of the database at url and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -56,11 +55,6 @@ func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Log
 	mux.Handle("/v1/", api)
 	mux.Handle("/healthz", api)
 	mux.Handle("/", dash)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		dash.Close()
-		return nil, fmt.Errorf("--http-addr %s: %w", addr, err)
-	}
 	// Requests' contexts end when the server stops, so that a wait answers at once then.
 	base, stopRequests := context.WithCancel(context.Background())
 	srv := &http.Server{
@@ -72,22 +66,19 @@ func serveWeb(node *rota.Node, addr, token string, noAuth bool, logger *slog.Log
 		WriteTimeout: httpapi.WaitMaxDefault + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
 	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("rota: HTTP API server failed", "error", err)
-		}
-	}()
-	if noAuth {
-		logger.Warn("rota: the HTTP API and dashboard take requests without a token; anyone who reaches them can run jobs", "addr", ln.Addr().String())
-	}
-	logger.Info("rota: HTTP API at http://" + ln.Addr().String() + "/v1/, dashboard at http://" + ln.Addr().String() + "/")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+	bound, stopServer, err := startServer("--http-addr", addr, "HTTP API", srv, logger)
+	if err != nil {
 		stopRequests()
-		if err := srv.Shutdown(ctx); err != nil {
-			srv.Close()
-		}
+		dash.Close()
+		return nil, err
+	}
+	if noAuth {
+		logger.Warn("rota: the HTTP API and dashboard take requests without a token; anyone who reaches them can run jobs", "addr", bound)
+	}
+	logger.Info("rota: HTTP API at http://" + bound + "/v1/, dashboard at http://" + bound + "/")
+	return func() {
+		stopRequests()
+		stopServer()
 		dash.Close()
 	}, nil
 }

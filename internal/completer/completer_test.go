@@ -31,24 +31,40 @@ func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.Handler.Handle(ctx, r)
 }
 
+// running opens a real SQLite store at path, closed when the test ends, with n jobs inserted
+// and claimed: running, waiting for their outcomes.
+func running(t *testing.T, path string, n int, opts ...sqlite.Option) (*sqlite.Store, []*store.JobRow) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if n == 0 {
+		return st, nil
+	}
+	params := make([]store.InsertParams, n)
+	for i := range params {
+		params[i] = store.InsertParams{Kind: "k", Queue: "q", MaxAttempts: 5}
+	}
+	if _, err := st.Insert(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := st.Claim(ctx, store.ClaimParams{Queue: "q", Kinds: []string{"k"}, Max: n, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(jobs) != n {
+		t.Fatalf("claim: %v, %v", jobs, err)
+	}
+	return st, jobs
+}
+
 // TestOutcomeSurvivesAStoreThatRefusesWrites holds the database's write lock from another
 // connection, as a busy neighbour process would, so the completer's writes fail; when the lock is
 // released the outcome is recorded, not lost.
 func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "rota.db")
-	st, err := sqlite.Open(ctx, path, sqlite.WithBusyTimeout(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "q", Args: []byte(`{}`), MaxAttempts: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := st.Claim(ctx, store.ClaimParams{Queue: "q", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("claim: %v", err)
-	}
+	st, jobs := running(t, path, 1, sqlite.WithBusyTimeout(20*time.Millisecond))
 
 	neighbour, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
 	if err != nil {
@@ -112,18 +128,7 @@ func (r refusing) Complete(ctx context.Context, outcomes []store.Outcome) ([]boo
 // recorded without the text the store refused.
 func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "q", MaxAttempts: 5}, {Kind: "k", Queue: "q", MaxAttempts: 5}}); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := st.Claim(ctx, store.ClaimParams{Queue: "q", Kinds: []string{"k"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(jobs) != 2 {
-		t.Fatalf("claim: %v, %v", jobs, err)
-	}
+	st, jobs := running(t, filepath.Join(t.TempDir(), "rota.db"), 2)
 	clock := clockwork.NewFakeClock()
 	c := New(refusing{st}, clock, slog.New(slog.NewTextHandler(t.Output(), nil)))
 	results := make(chan bool, 2)
@@ -178,11 +183,7 @@ func (b blocking) Complete(ctx context.Context, outcomes []store.Outcome) ([]boo
 // lease holds until the outcome is recorded.
 func TestPendingCountsTheWriteInFlight(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := running(t, filepath.Join(t.TempDir(), "rota.db"), 0)
 	b := blocking{Store: st, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	c := New(b, clockwork.NewFakeClock(), slog.New(slog.NewTextHandler(t.Output(), nil)))
 	written := make(chan bool, 1)

@@ -227,7 +227,7 @@ func (s *Store) insertSQL(q querier, text string, unique bool) string {
 // locally carry this Store's origin (see parseInsertPayload); the others must reach its
 // subscribers through the listener.
 func (s *Store) insertText(q querier, text string) string {
-	if !q.announced() {
+	if q.heldBack() == nil {
 		text = strings.ReplaceAll(text, "{origin} || ", "")
 	}
 	return s.sql(text)
@@ -239,12 +239,12 @@ func (s *Store) insertText(q querier, text string) string {
 // planner's NOTIFY every queue at their commit: the Store cannot know when the caller commits,
 // so a NOTIFY the gate sent later might arrive first, and nothing else tells this Store's own.
 func (s *Store) notifyNow(q querier, due []string) []string {
-	pq, ok := q.(pgxQuerier)
-	if !ok || pq.owed == nil {
+	owed := q.heldBack()
+	if owed == nil {
 		return due
 	}
 	through, later := s.gate.take(due)
-	*pq.owed = append(*pq.owed, later...)
+	*owed = append(*owed, later...)
 	return through
 }
 

@@ -15,9 +15,11 @@ type querier interface {
 	query(ctx context.Context, sql string, args ...any) (rows, error)
 	// copyFrom is COPY FROM STDIN, or nil where the connection cannot COPY (database/sql).
 	copyFrom() copyFunc
-	// announced reports whether the insert's caller announces it to the Store's own subscribers
-	// (Insert does, after it returns; InsertTx cannot, as the caller commits).
-	announced() bool
+	// heldBack collects the queues whose NOTIFY the gate held back, for Insert's own statements:
+	// Insert announces its jobs to the Store's own subscribers and owes the held-back NOTIFYs
+	// once it committed. Nil for a caller's transaction (InsertTx), whose commit the Store does
+	// not see.
+	heldBack() *[]string
 }
 
 type copyFunc func(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
@@ -32,12 +34,11 @@ type pgxQuerier struct {
 	c pgxConn
 	// canCopy is false for the pool: a COPY must share the transaction of the statements around it.
 	canCopy bool
-	// owed collects, for Insert's own statements (see querier.announced), the queues whose
-	// NOTIFY the gate held back; Insert hands them to the gate once it committed. Nil otherwise.
+	// owed is heldBack's: set by Insert, nil otherwise.
 	owed *[]string
 }
 
-func (q pgxQuerier) announced() bool { return q.owed != nil }
+func (q pgxQuerier) heldBack() *[]string { return q.owed }
 
 func (q pgxQuerier) query(ctx context.Context, sql string, args ...any) (rows, error) {
 	return q.c.Query(ctx, sql, args...)
@@ -67,7 +68,7 @@ func (q sqlQuerier) query(ctx context.Context, sql string, args ...any) (rows, e
 
 func (sqlQuerier) copyFrom() copyFunc { return nil }
 
-func (sqlQuerier) announced() bool { return false }
+func (sqlQuerier) heldBack() *[]string { return nil }
 
 type sqlRows struct {
 	*sql.Rows
