@@ -98,9 +98,9 @@ type AttemptError struct {
 	Trace string `json:"trace,omitempty"`
 }
 
-// PortableError is e as every store can keep it: without NUL characters, which PostgreSQL's text
-// and jsonb refuse. An attempt's error is whatever a handler or a program's stderr said; one
-// NUL in it must not make its outcome, and the outcomes written with it, unrecordable.
+// PortableError is e as every store can keep it: without NUL characters, which some databases
+// refuse in text. An attempt's error is whatever a handler or a program's stderr said; one NUL in
+// it must not make its outcome, and the outcomes written with it, unrecordable.
 func PortableError(e AttemptError) AttemptError {
 	e.Error = strings.ReplaceAll(e.Error, "\x00", "")
 	e.Trace = strings.ReplaceAll(e.Trace, "\x00", "")
@@ -119,7 +119,7 @@ type InsertParams struct {
 	RunAt     time.Time
 	ExpiresAt time.Time
 	// UniqueKey, when set, makes the insert a no-op returning the existing job if a job with the same
-	// key is in one of UniqueStates (default: any state that is not final).
+	// key is in one of UniqueStates (default: UniqueStatesDefault).
 	UniqueKey    string
 	UniqueStates []State
 	// Supersede replaces an existing job with the same UniqueKey that is not running yet: the old
@@ -129,6 +129,19 @@ type InsertParams struct {
 	Schedule string
 	Tags     []string
 	Metadata json.RawMessage
+}
+
+// UniqueStatesDefault returns the states in which a job holds its unique key when its
+// InsertParams name none: every state that is not final, so that a key is free again once its
+// job has ended.
+func UniqueStatesDefault() []State {
+	var out []State
+	for _, s := range States {
+		if !s.Final() {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // InsertResult is the job an insert produced, or the existing one a unique key pointed to.
@@ -153,8 +166,9 @@ type Outcome struct {
 	// State is one of completed, retryable, scheduled (snoozed), available (handed back on
 	// shutdown), cancelled or discarded.
 	State State
-	// RunAt is when a retryable or scheduled job may run again. For an available job zero keeps
-	// the job's old RunAt, which puts it first in line.
+	// RunAt is when a retryable or scheduled job may run again; zero means now, the store's. For
+	// an available job zero keeps the job's old RunAt, which puts it first in line. A final
+	// outcome keeps the job's RunAt whatever this says.
 	RunAt time.Time
 	// RefundAttempt gives the attempt back: a snoozed job or one interrupted by shutdown has not
 	// used a try.
@@ -170,9 +184,13 @@ type ListParams struct {
 	Kind    string
 	AfterID int64
 	Desc    bool
-	// Limit defaults to 100 when zero.
+	// Limit defaults to ListLimitDefault when zero.
 	Limit int
 }
+
+// ListLimitDefault is List's page size when ListParams.Limit is zero (or less): a page a person
+// reads, not the table.
+const ListLimitDefault = 100
 
 // PruneParams says which finished jobs to delete.
 type PruneParams struct {

@@ -46,21 +46,23 @@ type Scheduler interface {
 	// LastPlanned are kept from the stored schedule (use SetSchedulePaused; the planner owns
 	// LastPlanned); a new schedule takes Paused from s and starts with LastPlanned zero. When the
 	// timing (Expr or Zone) changes, jobs the schedule planned that have not started (scheduled,
-	// or due and never attempted) are cancelled and LastPlanned becomes now, so the new timing is planned from now on and nothing
-	// planned under the old one runs. Cancelled jobs are announced like any cancellation, and
-	// their Errors say why.
+	// or due and never attempted) are cancelled and LastPlanned becomes now, so the new timing is
+	// planned from now on and nothing planned under the old one runs. Cancelled jobs are
+	// announced like any cancellation, with ScheduleChangedError(s.Name) as the error of their
+	// attempt (the one they never made: Attempt as it stood).
 	UpsertSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	// GetSchedule returns one schedule, or ErrNotFound.
 	GetSchedule(ctx context.Context, name string) (Schedule, error)
 	// ListSchedules returns every schedule by name.
 	ListSchedules(ctx context.Context) ([]Schedule, error)
 	// DeleteSchedule removes a schedule and cancels its jobs that have not started (scheduled, or
-	// due and never attempted). ErrNotFound if there is none.
+	// due and never attempted), with ScheduleRemovedError(name) as their error. ErrNotFound if
+	// there is none.
 	DeleteSchedule(ctx context.Context, name string) error
 	// SetSchedulePaused pauses or resumes a schedule. ErrNotFound if there is none.
 	SetSchedulePaused(ctx context.Context, name string, paused bool) error
 	// PlanSchedule inserts jobs for a schedule's occurrences and moves its LastPlanned from `from`
-	// to `to`, in one transaction, if and only if LastPlanned still equals from (a compare-and-set:
+	// to `to`, atomically, if and only if LastPlanned still equals from (a compare-and-set:
 	// of two planners, one wins and the other inserts nothing). Times are compared to the
 	// microsecond, and the zero time matches a schedule never planned. The jobs are inserted as
 	// Insert would insert them: a job whose unique key is held is not inserted again. Each job's

@@ -1,9 +1,13 @@
 // Package store defines the contract between rota's runtime and the databases that hold its state.
 //
-// Every piece of job state lives behind the Store interface. The runtime never speaks SQL or Redis,
-// and a store never decides policy: it does not pick backoff delays, which queue to serve or how many
-// jobs a node may run. It applies the transitions it is asked for, atomically, judged by its own
-// clock, and refuses writes that carry a stale fence.
+// Every piece of job state lives behind the Store interface. The runtime never speaks a database's
+// language, and a store never decides policy: it does not pick backoff delays, which queue to serve
+// or how many jobs a node may run. It applies the transitions it is asked for, atomically, judged by
+// its own clock, and refuses writes that carry a stale fence. The few transitions a store makes
+// without being told the end state or the words (a rescue, a cancel request overriding an outcome,
+// the cancellation of a schedule's planned jobs) are decided by the functions of this package
+// (RescueState, CancelRequestedState, RescueError, ScheduleChangedError, ScheduleRemovedError),
+// which every store applies alike.
 //
 // Powers only some stores have (joining a caller's transaction, pushing notifications) are small
 // optional interfaces discovered by type assertion, in the manner of database/sql/driver.
@@ -35,7 +39,7 @@ type Store interface {
 	// Close releases the store's connections. Jobs are not touched.
 	Close() error
 
-	// Insert adds jobs in one transaction: either all are durable when it returns or none is.
+	// Insert adds jobs atomically: either all are durable when it returns or none is.
 	// Results are in the order of params.
 	Insert(ctx context.Context, params []InsertParams) ([]InsertResult, error)
 
@@ -52,15 +56,22 @@ type Store interface {
 	Heartbeat(ctx context.Context, owner string, leaseFor time.Duration) (cancelRequested []int64, err error)
 
 	// Complete records the outcomes of attempts. An outcome is applied only while the job is running
-	// with the outcome's fence; applied[i] reports whether outcomes[i] was. An outcome that would
-	// run the job again (retryable, scheduled, available) ends it cancelled instead when a user
-	// asked to cancel it (CancelRequested) while it ran. Error texts are kept without NUL
-	// characters (PortableError), which not every store can hold.
+	// with the outcome's fence; applied[i] reports whether outcomes[i] was. Several outcomes of one
+	// job are applied in their order, so once one is applied the later ones are not. A job a user
+	// asked to cancel while it ran (CancelRequested) ends in CancelRequestedState(outcome's state):
+	// an outcome that would run it again ends it cancelled. An outcome's error is recorded with
+	// the attempt number of the claim it ends, whatever the caller said, and with the store's time
+	// when its At is zero; its texts are kept without NUL characters (PortableError), which not
+	// every store can hold. An outcome whose State is not one of Outcome's is refused with an
+	// error, and nothing of the call is applied.
 	Complete(ctx context.Context, outcomes []Outcome) (applied []bool, err error)
 
 	// Rescue takes up to limit running jobs whose lease has expired (their node died, hung or lost
-	// the store) and ends the attempt with an error: the job becomes retryable, due at once, when it
-	// has attempts left, and discarded when not. It returns the rescued jobs as they now are.
+	// the store), oldest lease first, and ends each one's attempt with the error
+	// RescueError(owner), in the state RescueState gives: retryable and due at once when it has
+	// attempts left, discarded when not, cancelled when a user asked to cancel it. A final job is
+	// finalized now. Two rescues at once never rescue one job twice. It returns the rescued jobs as
+	// they now are.
 	Rescue(ctx context.Context, limit int) ([]*JobRow, error)
 
 	// Get returns one job, or ErrNotFound.
@@ -116,14 +127,14 @@ type Topic string
 
 const (
 	// TopicInsert says jobs became available in Queue; with no Queue, in any queue (a store that
-	// cannot tell which: SQLite, for another process's inserts).
+	// learns that another process inserted jobs but not where).
 	TopicInsert Topic = "insert"
 	// TopicFinal says job JobID reached a final state.
 	TopicFinal Topic = "final"
 	// TopicChanged says another process changed the store, and no more: a store that cannot tell
-	// what changed (SQLite, shared by processes on one host; PostgreSQL after its listener lost
-	// notifications to a reconnect) sends it instead of TopicFinal. Any job may have ended;
-	// subscribers that wait for one look again.
+	// what changed (one that sees only that another process wrote, or one that lost notifications
+	// while it reconnected) sends it instead of TopicFinal. Any job may have ended; subscribers that
+	// wait for one look again.
 	TopicChanged Topic = "changed"
 )
 

@@ -17,8 +17,8 @@ func TestUnopenableStore(t *testing.T) {
 		"sqlite:" + filepath.Join(dir, "missing", "rota.db"): "directory " + filepath.Join(dir, "missing") + " does not exist",
 		filepath.Join(file, "rota.db"):                       file + " is not a directory",
 		"sqlite:" + dir:                                      dir + " is a directory, not a SQLite file",
-		"redis://localhost:6379":                             "Redis store not supported yet",
-		"mysql://localhost/db":                               `unknown scheme "mysql"`,
+		"redis://localhost:6379":                             `no store registered for scheme "redis"`,
+		"mysql://localhost/db":                               `no store registered for scheme "mysql"`,
 	} {
 		e := newEnv(t)
 		e.store = store

@@ -1,5 +1,10 @@
-// Package backoff computes when a failed job runs again: exponential growth with full jitter on
-// the upper half, capped, so a burst of failures spreads out instead of retrying in lockstep.
+// Package backoff computes how long to wait after a failure: exponential growth with full jitter
+// on the upper half, capped, so a burst of failures spreads out instead of retrying in lockstep.
+// It is rota's one retry schedule: the runtime spaces a failed job's attempts with it (Default,
+// or a kind's own policy), the completer its retries of a store write that failed, and the
+// stores their notification listeners' retries (PostgreSQL's reconnects of its LISTEN
+// connection, SQLite's re-reads of the file's change counter). Each loop counts its own failures
+// and asks Delay.
 package backoff
 
 import (
@@ -26,7 +31,8 @@ type Policy struct {
 // Default is the policy used unless a kind sets its own: 1 s, 2 s, 4 s, … capped at a day.
 var Default = Policy{Base: BaseDefault, Max: MaxDefault}
 
-// Delay returns how long to wait after the given failed attempt (1 for the first).
+// Delay returns how long to wait after the given failed attempt (1 for the first): after the
+// n-th failure in a row of a retry loop.
 func (p Policy) Delay(attempt int) time.Duration {
 	return p.jittered(attempt, rand.Float64())
 }

@@ -14,18 +14,18 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/rotahq/rota/internal/backoff"
 	"github.com/rotahq/rota/store"
 )
 
 // BatchMax caps one write, so one statement's parameter list and transaction stay small.
 const BatchMax = 1000
 
-// Retry delays after a failed write: short at first (a lost connection is often back at once),
-// never longer than a few seconds so a recovered store is used soon.
-const (
-	retryMin = 50 * time.Millisecond
-	retryMax = 5 * time.Second
-)
+// retryBackoff spaces the retries of a failed write: short at first (a lost connection is often
+// back at once), never longer than a few seconds so that a recovered store is used soon, and
+// jittered so that the nodes of a fleet that lost the store together do not retry in lockstep.
+var retryBackoff = backoff.Policy{Base: 50 * time.Millisecond, Max: 5 * time.Second}
 
 type item struct {
 	outcome store.Outcome
@@ -123,7 +123,6 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 	for i, it := range batch {
 		outcomes[i] = it.outcome
 	}
-	delay := retryMin
 	for failures := 0; ; {
 		applied, err := c.store.Complete(ctx, outcomes)
 		if err == nil {
@@ -154,6 +153,7 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			}
 			return
 		}
+		delay := retryBackoff.Delay(failures)
 		c.logger.Warn("rota: recording job outcomes failed; retrying", "jobs", len(batch), "retry_in", delay, "error", err)
 		select {
 		case <-ctx.Done():
@@ -162,7 +162,6 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			return
 		case <-c.clock.After(delay):
 		}
-		delay = min(delay*2, retryMax)
 	}
 }
 

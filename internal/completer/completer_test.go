@@ -143,7 +143,7 @@ func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
 	go func() {
 		for runCtx.Err() == nil {
 			if clock.BlockUntilContext(runCtx, 1) == nil {
-				clock.Advance(retryMax)
+				clock.Advance(retryBackoff.Max)
 			}
 		}
 	}()

@@ -1,32 +1,32 @@
 // Package storeurl opens the store a URL names, so every command and service of rota accepts the
-// same --store values: sqlite:PATH (or a bare path) and postgres://… URLs. A PostgreSQL URL may
-// name the schema rota's tables live in with ?schema=NAME (default "rota"), so several
-// environments can share one database.
+// same --store values. Which URLs those are is up to the stores registered (see Register): the
+// packages under internal/storeurl register this module's stores, sqlite:PATH (or a bare path)
+// and postgres://… URLs, whose ?schema=NAME names the schema rota's tables live in (default
+// "rota"), so several environments can share one database. A program gets the stores it imports
+// the registering package of; this package imports none, and answers a URL of any other scheme
+// with an error wrapping ErrUnknownScheme.
 //
-// It only chooses and opens a store; it never migrates a PostgreSQL schema (that is `rota
-// migrate`'s decision) and never sets policy.
+// It only chooses and opens a store; it never sets policy. Whether opening migrates is each
+// registrant's decision: a SQLite file migrates itself, a shared PostgreSQL schema is left to
+// `rota migrate`.
 package storeurl
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/rotahq/rota/store"
-	"github.com/rotahq/rota/store/sqlite"
 )
 
 // Default is the store used when none is named: a SQLite file in the working directory.
 const Default = "sqlite:rota.db"
 
-// Kinds of store a URL can name.
+// Kinds of store this module's registrants give their locations. A bare path is a SQLite file.
 const (
 	SQLite   = "sqlite"
 	Postgres = "postgres"
@@ -34,22 +34,23 @@ const (
 
 // Location is a parsed store URL.
 type Location struct {
-	// Kind is SQLite or Postgres.
+	// Kind is the scheme the store registered under, canonical: SQLite for sqlite3: URLs too,
+	// Postgres for postgresql:// ones. Open opens the store registered under it.
 	Kind string
-	// Path is the SQLite file.
+	// Path is the file of a store kept in one file.
 	Path string
-	// URL is the PostgreSQL connection URL, without the schema parameter.
+	// URL is the connection URL of a store on a server, without rota's own parameters.
 	URL string
-	// Schema is the PostgreSQL schema named by ?schema=, or empty for the store's default.
+	// Schema is the schema (or namespace) named by ?schema=, or empty for the store's default.
 	Schema string
 }
 
-// String returns the location as a person should see it: a PostgreSQL password is hidden.
+// String returns the location as a person should see it: a password in the URL is hidden.
 func (l Location) String() string {
-	if l.Kind == SQLite {
-		return "sqlite:" + l.Path
+	if l.Path != "" {
+		return l.Kind + ":" + l.Path
 	}
-	s := "postgres://…"
+	s := l.Kind + "://…"
 	if u, err := url.Parse(l.URL); err == nil {
 		s = u.Redacted()
 	}
@@ -61,70 +62,48 @@ func (l Location) String() string {
 
 var schemePattern = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
 
-// ErrUnsupported is wrapped by the error for a store that this build cannot open yet.
-var ErrUnsupported = errors.New("store not supported yet")
+// ErrUnknownScheme is wrapped by the error for a URL whose scheme no store registered: the
+// store does not exist yet, or the program does not import the package that registers it.
+var ErrUnknownScheme = errors.New("no store registered for scheme")
 
-// Parse reads a store URL: "sqlite:PATH", "sqlite://PATH", a bare path, or a "postgres://" or
-// "postgresql://" URL.
+// Parse reads a store URL: one whose scheme a store registered, parsed by that store's Parse,
+// or a bare path, which names a SQLite file, colons and all. A "scheme://…" URL of any other
+// scheme is an error wrapping ErrUnknownScheme.
 func Parse(raw string) (Location, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return Location{}, errors.New("store URL is empty; use sqlite:PATH or postgres://…")
+		return Location{}, fmt.Errorf("store URL is empty; use %s", usage())
 	}
-	m := schemePattern.FindStringSubmatch(raw)
-	scheme := ""
-	if m != nil {
-		scheme = strings.ToLower(m[1])
+	scheme, rest := "", raw
+	if m := schemePattern.FindStringSubmatch(raw); m != nil {
+		scheme, rest = strings.ToLower(m[1]), raw[len(m[0]):]
 	}
-	switch scheme {
-	case "sqlite", "sqlite3":
-		path := strings.TrimPrefix(raw[len(m[0]):], "//")
-		if path == "" {
-			return Location{}, fmt.Errorf("store URL %q names no file; use sqlite:PATH, such as sqlite:rota.db", raw)
-		}
-		return Location{Kind: SQLite, Path: path}, nil
-	case "postgres", "postgresql":
-		return parsePostgres(raw)
-	case "redis", "rediss":
-		return Location{}, fmt.Errorf("store %s: Redis %w in this build; use sqlite:PATH or postgres://…", scheme+"://…", ErrUnsupported)
+	if b, ok := lookup(scheme); ok {
+		return b.Parse(raw)
 	}
-	if scheme != "" && strings.HasPrefix(raw[len(m[0]):], "//") {
-		return Location{}, fmt.Errorf("store URL %q: unknown scheme %q; use sqlite:PATH or postgres://…", raw, scheme)
+	if scheme != "" && strings.HasPrefix(rest, "//") {
+		// Not the URL: it may hold a password.
+		return Location{}, fmt.Errorf("store URL %s://…: %w %q; use %s", scheme, ErrUnknownScheme, scheme, usage())
 	}
-	// Anything else is a file name, colons and all.
+	if _, ok := lookup(SQLite); !ok {
+		return Location{}, fmt.Errorf("store %q, a file: %w %q; use %s", raw, ErrUnknownScheme, SQLite, usage())
+	}
 	return Location{Kind: SQLite, Path: raw}, nil
 }
 
 // Option configures Open.
-type Option func(*options)
+type Option func(*Options)
 
-type options struct{ logger *slog.Logger }
-
-// WithLogger sets where the store logs. Defaults to slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
-// parsePostgres takes rota's own schema parameter out of a PostgreSQL URL: the server would
-// refuse it as an unknown setting.
-func parsePostgres(raw string) (Location, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		// The error would repeat the URL, password and all.
-		return Location{}, errors.New("store URL: not a valid postgres:// URL")
-	}
-	q := u.Query()
-	schema := q.Get("schema")
-	if q.Has("schema") {
-		if schema == "" {
-			return Location{}, errors.New("store URL: ?schema= names no schema")
-		}
-		q.Del("schema")
-		u.RawQuery = q.Encode()
-	}
-	return Location{Kind: Postgres, URL: u.String(), Schema: schema}, nil
+// Options are what Open passes on to the store's opener.
+type Options struct {
+	// Logger is where the store logs: slog.Default() unless WithLogger says otherwise.
+	Logger *slog.Logger
 }
 
-// Open parses raw and opens the store it names. A SQLite file is created if it does not exist,
-// and migrated; a PostgreSQL schema is only checked, not migrated (run `rota migrate`).
+// WithLogger sets where the store logs. Defaults to slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// Open parses raw and opens the store it names.
 func Open(ctx context.Context, raw string, opts ...Option) (store.Store, error) {
 	loc, err := Parse(raw)
 	if err != nil {
@@ -133,53 +112,19 @@ func Open(ctx context.Context, raw string, opts ...Option) (store.Store, error) 
 	return loc.Open(ctx, opts...)
 }
 
-// Open opens the store at l.
+// Open opens the store at l with the opener registered under l.Kind.
 func (l Location) Open(ctx context.Context, opts ...Option) (store.Store, error) {
-	o := options{logger: slog.Default()}
+	o := Options{Logger: slog.Default()}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch l.Kind {
-	case SQLite:
-		if err := checkSQLitePath(l.Path); err != nil {
-			return nil, fmt.Errorf("cannot open store %s: %w", l, err)
-		}
-		s, err := sqlite.Open(ctx, l.Path, sqlite.WithLogger(o.logger))
-		if err != nil {
-			return nil, fmt.Errorf("cannot open store %s: %w", l, err)
-		}
-		return s, nil
-	case Postgres:
-		s, err := openPostgres(ctx, l.URL, l.Schema, o.logger)
-		if err != nil {
-			return nil, fmt.Errorf("cannot open store %s: %w", l, err)
-		}
-		return s, nil
+	b, ok := lookup(l.Kind)
+	if !ok {
+		return nil, fmt.Errorf("cannot open store %s: %w %q", l, ErrUnknownScheme, l.Kind)
 	}
-	return nil, fmt.Errorf("cannot open store: unknown kind %q", l.Kind)
-}
-
-// checkSQLitePath turns the usual reasons a file cannot be opened into plain words before the
-// driver reports them as "unable to open database file".
-func checkSQLitePath(path string) error {
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("directory %s does not exist", dir)
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
+	s, err := b.Open(ctx, l, o)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open store %s: %w", l, err)
 	}
-	fi, err = os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return fmt.Errorf("%s is a directory, not a SQLite file", path)
-	}
-	return nil
+	return s, nil
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// listLimitDefault is List's page size when ListParams.Limit is zero.
-const listLimitDefault = 100
-
 // Get returns one job, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id int64) (*store.JobRow, error) {
 	j, err := s.get(ctx, id)
@@ -69,7 +66,7 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 	}
 	limit := p.Limit
 	if limit <= 0 {
-		limit = listLimitDefault
+		limit = store.ListLimitDefault
 	}
 	q := `SELECT ` + jobColumns + ` FROM {schema}.jobs`
 	if len(where) > 0 {

@@ -1,16 +1,15 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/claimorder"
 )
 
 // expireBatch bounds how many expired jobs one claim marks expired, so that a claim stays quick
@@ -52,7 +51,7 @@ picked AS (
 		AND kind = ANY ($3::text[])
 		AND NOT EXISTS (SELECT 1 FROM {schema}.queues WHERE name = $2 AND paused)
 		AND NOT EXISTS (SELECT 1 FROM {schema}.limits ` + limitsOn("$2", "$3") + `)
-	ORDER BY priority DESC, run_at, id
+	ORDER BY ` + claimorder.SQL + `
 	LIMIT $4
 	FOR UPDATE SKIP LOCKED
 )
@@ -93,9 +92,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		return nil, fmt.Errorf("postgres: claim: %w", err)
 	}
 	// UPDATE ... RETURNING does not keep the order picked took them in.
-	slices.SortFunc(jobs, func(a, b *store.JobRow) int {
-		return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
-	})
+	claimorder.Sort(jobs)
 	return jobs, nil
 }
 
@@ -136,48 +133,77 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, leaseFor time.Durat
 	return cancel, nil
 }
 
-// rescuedSQL is the state a rescued job ends in: retryable while it has attempts left, unless a
-// user asked to cancel it while it ran (then cancelled), else discarded.
-const rescuedSQL = `(CASE WHEN cancel_requested THEN 'cancelled'
-		WHEN attempt < max_attempts THEN 'retryable' ELSE 'discarded' END)`
-
-// rescueSQL ends the attempts of running jobs whose lease has passed, oldest lease first. A
-// lease is held up to and including lease_until. A job that will be retried is due at once, so
-// its queue is woken; a discarded one is announced final.
-var rescueSQL = `
-WITH lost AS (
-	SELECT id FROM {schema}.jobs
+// lostSQL locks up to $2 running jobs whose lease has passed, oldest lease first, and reads what
+// store.RescueState and store.RescueError decide from. A lease is held up to and including
+// lease_until. SKIP LOCKED: two nodes rescuing at once split the lost jobs instead of waiting
+// for each other, and a job being completed right now is left to its completion.
+var lostSQL = `SELECT id, attempt, max_attempts, cancel_requested, coalesce(owner, '') FROM {schema}.jobs
 	WHERE state = 'running' AND lease_until < {now}
 	ORDER BY lease_until, id
 	LIMIT $2
-	FOR UPDATE SKIP LOCKED
+	FOR UPDATE SKIP LOCKED`
+
+// rescueSQL ends the attempts of the lost jobs $2, locked by lostSQL in the same transaction, in
+// the states $3 with the errors $4; $5 says which states are final. A job that will run again is
+// due at once, and its queue is woken; a final one is finalized and announced.
+var rescueSQL = `
+WITH lost AS (
+	SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::boolean[]) AS l(lost_id, ends, why, final)
 ),
 rescued AS (
 	UPDATE {schema}.jobs SET
-		state = ` + rescuedSQL + `,
-		run_at = CASE WHEN ` + rescuedSQL + ` = 'retryable' THEN {now} ELSE run_at END,
-		finalized_at = CASE WHEN ` + rescuedSQL + ` = 'retryable' THEN NULL ELSE {now} END,
-		errors = errors || jsonb_build_array(jsonb_build_object(
-			'attempt', attempt, 'at', {now},
-			'error', format('lease expired: node %s stopped renewing it', owner))),
-		unique_states = ` + keepKeyIf(rescuedSQL) + `,
+		state = l.ends,
+		run_at = CASE WHEN l.final THEN run_at ELSE {now} END,
+		finalized_at = CASE WHEN l.final THEN {now} END,
+		errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', {now}, 'error', l.why)),
+		unique_states = ` + keepKeyIf("l.ends") + `,
 		owner = NULL, lease_until = NULL
-	WHERE id IN (SELECT id FROM lost)
+	FROM lost l
+	WHERE id = l.lost_id
 	RETURNING ` + jobColumns + `, ` + notifyIfFinal + `,
-		CASE WHEN state = 'retryable' THEN pg_notify({insert_channel}, queue)::text END AS woken
+		CASE WHEN NOT l.final THEN pg_notify({insert_channel}, queue)::text END AS woken
 )
 SELECT ` + jobColumns + ` FROM rescued`
 
-// Rescue ends the attempts of up to limit running jobs whose lease expired.
+// Rescue ends the attempts of up to limit running jobs whose lease expired, in one transaction:
+// it locks them, decides how each ends (store.RescueState), and ends them.
 func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rs, err := s.pool.Query(ctx, s.sql(rescueSQL), s.now(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: rescue: %w", err)
-	}
-	jobs, err := scanJobs(rs)
+	var jobs []*store.JobRow
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rs, err := tx.Query(ctx, s.sql(lostSQL), s.now(), limit)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		var ends, whys []string
+		var finals []bool
+		for rs.Next() {
+			var id int64
+			var attempt, maxAttempts int
+			var cancelRequested bool
+			var owner string
+			if err := rs.Scan(&id, &attempt, &maxAttempts, &cancelRequested, &owner); err != nil {
+				rs.Close()
+				return err
+			}
+			state := store.RescueState(attempt, maxAttempts, cancelRequested)
+			ids, ends = append(ids, id), append(ends, string(state))
+			whys, finals = append(whys, store.RescueError(owner)), append(finals, state.Final())
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil || len(ids) == 0 {
+			return err
+		}
+		rs, err = tx.Query(ctx, s.sql(rescueSQL), s.now(), ids, ends, whys, finals)
+		if err != nil {
+			return err
+		}
+		jobs, err = scanJobs(rs)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: rescue: %w", err)
 	}

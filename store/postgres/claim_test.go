@@ -18,7 +18,7 @@ func TestPinnedPlansIgnoreStatistics(t *testing.T) {
 
 	claim := "NULL, 'default', '{k}', 100, 'node', 60000000"
 	within := claim + ", '{100}'"
-	complete := "NULL, '{1,2}', '{1,1}', '{completed,completed}', '{NULL,NULL}', '{f,f}', '{NULL,NULL}', '{NULL,NULL}'"
+	complete := "NULL, '{1,2}', '{1,1}', '{completed,completed}', '{completed,completed}', '{NULL,NULL}', '{f,f}', '{f,f}', '{NULL,NULL}', '{NULL,NULL}'"
 	for _, stage := range []string{"never analyzed", "analyzed"} {
 		if stage == "analyzed" {
 			if _, err := s.pool.Exec(t.Context(), s.sql("ANALYZE {schema}.jobs")); err != nil {

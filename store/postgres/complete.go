@@ -9,14 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/outcome"
 )
 
-// endsSQL is the state an outcome leaves its job in: the outcome's, except that one that would
-// run the job again ends it cancelled when a user asked to cancel it while it ran (the request
-// reached the store after the node had let the job go). It reads cancel_requested in the UPDATE
-// itself, so that a Cancel committed while the UPDATE waited for the row is seen.
-const endsSQL = `(CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
-		THEN 'cancelled' ELSE o.state END)`
+// endsSQL is the state an outcome leaves its job in: its own, or the one it leaves when a user
+// asked to cancel the job while it ran (store.CancelRequestedState, computed per outcome). It
+// reads cancel_requested in the UPDATE itself, so that a Cancel committed while the UPDATE
+// waited for the row is seen.
+const endsSQL = `(CASE WHEN jobs.cancel_requested THEN o.cancel_state ELSE o.state END)`
 
 // completeSQL records a batch of outcomes in one statement. Each outcome applies only to a job
 // still running under its fence: a node that lost its lease cannot overwrite the job's new
@@ -24,22 +24,25 @@ const endsSQL = `(CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', '
 // still running is checked against the outcomes' column was ('running'), materialized so that
 // the planner cannot see it is a constant: seeing one, it read the jobs through jobs_running,
 // every running job of the fleet, which statistics taken while few jobs ran make look cheaper
-// than the lookups. The final jobs are announced on the final channel, hundreds of ids per
-// NOTIFY.
+// than the lookups. An error is recorded with the attempt number of the claim (the store knows
+// it; the caller might not), before any refund, and stamped with the store's time when it came
+// without one. The final jobs are announced on the final channel, hundreds of ids per NOTIFY.
 var completeSQL = `
 WITH outcome AS MATERIALIZED (
-	SELECT *, 'running' AS was FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[],
-		$6::boolean[], $7::jsonb[], $8::json[])
-		AS o(id, fence, state, run_at, refund, error, result)
+	SELECT *, 'running' AS was FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[],
+		$6::timestamptz[], $7::boolean[], $8::boolean[], $9::jsonb[], $10::json[])
+		AS o(id, fence, state, cancel_state, run_at, due_now, refund, error, result)
 ),
 done AS (
 	UPDATE {schema}.jobs SET
 		state = ` + endsSQL + `,
-		run_at = coalesce(o.run_at, jobs.run_at),
+		run_at = CASE WHEN o.due_now THEN {now} ELSE coalesce(o.run_at, jobs.run_at) END,
 		attempt = CASE WHEN o.refund THEN greatest(jobs.attempt - 1, 0) ELSE jobs.attempt END,
-		errors = CASE WHEN o.error IS NULL THEN jobs.errors ELSE jobs.errors || jsonb_build_array(o.error) END,
+		errors = CASE WHEN o.error IS NULL THEN jobs.errors ELSE jobs.errors || jsonb_build_array(
+			CASE WHEN o.error->'at' IS NULL THEN o.error || jsonb_build_object('at', {now}) ELSE o.error END
+			|| jsonb_build_object('attempt', jobs.attempt)) END,
 		result = coalesce(o.result, jobs.result),
-		finalized_at = CASE WHEN ` + endsSQL + ` IN ('completed', 'cancelled', 'discarded', 'expired') THEN {now} END,
+		finalized_at = CASE WHEN ` + endsSQL + ` IN ` + finalStatesSQL + ` THEN {now} END,
 		unique_states = ` + keepKeyIf(endsSQL) + `,
 		owner = NULL, lease_until = NULL
 	FROM outcome o
@@ -49,28 +52,17 @@ done AS (
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
 
 // Complete records outcomes, all in one statement unless one job has several outcomes in the
-// call: an UPDATE changes a row once, so the later ones go in statements of their own.
+// call: an UPDATE changes a row once, so the later ones go in statements of their own (see
+// outcome.Rounds).
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
-	applied := make([]bool, len(outcomes))
-	rest := make([]int, len(outcomes))
-	for i := range rest {
-		rest[i] = i
+	if err := outcome.Validate(outcomes); err != nil {
+		return nil, fmt.Errorf("postgres: complete: %w", err)
 	}
-	for len(rest) > 0 {
-		var batch, later []int
-		seen := make(map[int64]bool, len(rest))
-		for _, i := range rest {
-			if seen[outcomes[i].ID] {
-				later = append(later, i)
-				continue
-			}
-			seen[outcomes[i].ID] = true
-			batch = append(batch, i)
-		}
-		if err := s.complete(ctx, outcomes, batch, applied); err != nil {
+	applied := make([]bool, len(outcomes))
+	for _, round := range outcome.Rounds(outcomes) {
+		if err := s.complete(ctx, outcomes, round, applied); err != nil {
 			return nil, fmt.Errorf("postgres: complete: %w", err)
 		}
-		rest = later
 	}
 	return applied, nil
 }
@@ -78,21 +70,22 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []int, applied []bool) error {
 	n := len(idx)
 	var (
-		ids, fences   = make([]int64, n), make([]int64, n)
-		states        = make([]string, n)
-		runAts        = make([]*time.Time, n)
-		refunds       = make([]bool, n)
-		errs, results = make([][]byte, n), make([][]byte, n)
+		ids, fences          = make([]int64, n), make([]int64, n)
+		states, cancelStates = make([]string, n), make([]string, n)
+		runAts               = make([]*time.Time, n)
+		dueNow, refunds      = make([]bool, n), make([]bool, n)
+		errs, results        = make([][]byte, n), make([][]byte, n)
 	)
 	for k, i := range idx {
 		o := outcomes[i]
-		ids[k], fences[k], states[k] = o.ID, o.Fence, string(o.State)
-		runAts[k], refunds[k] = ts(o.RunAt), o.RefundAttempt
+		ids[k], fences[k], refunds[k] = o.ID, o.Fence, o.RefundAttempt
+		states[k], cancelStates[k] = string(o.State), string(store.CancelRequestedState(o.State))
+		var at time.Time
+		at, dueNow[k] = outcome.RunAt(o)
+		runAts[k] = ts(at)
 		results[k] = jsonResult(o.Result)
 		if o.Error != nil {
-			e := store.PortableError(*o.Error)
-			e.At = e.At.Truncate(time.Microsecond)
-			b, err := json.Marshal(e)
+			b, err := errorJSON(*o.Error)
 			if err != nil {
 				return err
 			}
@@ -101,7 +94,7 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	}
 	var done []int64
 	var notified int64
-	err := s.queryPinned(ctx, completeSQL, []any{s.now(), ids, fences, states, runAts, refunds, errs, results},
+	err := s.queryPinned(ctx, completeSQL, []any{s.now(), ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results},
 		func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
 	if err != nil {
 		return err
@@ -114,6 +107,18 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 		applied[idx[pos[id]]] = true
 	}
 	return nil
+}
+
+// errorJSON is an attempt's error as completeSQL takes it: portable, to the microsecond, and
+// without an at when it has no time, for the statement to stamp it with the store's.
+func errorJSON(e store.AttemptError) ([]byte, error) {
+	e = store.PortableError(e)
+	return json.Marshal(struct {
+		Attempt int       `json:"attempt"`
+		At      time.Time `json:"at,omitzero"`
+		Error   string    `json:"error"`
+		Trace   string    `json:"trace,omitempty"`
+	}{e.Attempt, e.At.Truncate(time.Microsecond), e.Error, e.Trace})
 }
 
 // jsonResult is the result to store. A result that is not JSON would make the whole batch fail,

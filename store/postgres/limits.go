@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/claimorder"
 	"github.com/rotahq/rota/store/internal/limitplan"
 )
 
@@ -107,13 +108,13 @@ picked AS (
 		AND (expires_at IS NULL OR expires_at > {now})
 		AND kind = ANY ($3::text[])
 		AND NOT EXISTS (SELECT 1 FROM {schema}.queues WHERE name = $2 AND paused)
-	ORDER BY priority DESC, run_at, id
+	ORDER BY ` + claimorder.SQL + `
 	LIMIT $4
 	FOR UPDATE SKIP LOCKED
 ),
 within AS (
 	SELECT p.id FROM (
-		SELECT id, kind, row_number() OVER (PARTITION BY kind ORDER BY priority DESC, run_at, id) AS rank
+		SELECT id, kind, row_number() OVER (PARTITION BY kind ORDER BY ` + claimorder.SQL + `) AS rank
 		FROM picked) p
 	JOIN cap c ON c.kind = p.kind
 	WHERE p.rank <= c.n

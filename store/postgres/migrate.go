@@ -6,75 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/migration"
 )
 
-// Migration is one versioned step of the schema.
-type Migration struct {
-	Version int
-	// Name is the file's name without its extension, e.g. "001_jobs".
-	Name string
-	// SQL is the text Migrate runs, with the store's schema filled in.
-	SQL string
-}
+// Migration is one versioned step of the schema. Its Name is the file's name without its
+// extension, e.g. "001_jobs"; PendingMigrations gives its SQL with the store's schema filled in.
+type Migration = migration.Migration
 
-// migrationFS holds migrations/NNN_name.sql. A migration runs in one transaction with the others
-// pending: it must not hold statements that refuse a transaction (CREATE INDEX CONCURRENTLY).
+// migrationFS holds migrations/NNN_name.sql, numbered 1, 2, 3… without gaps (see package
+// migration). A migration runs in one transaction with the others pending: it must not hold
+// statements that refuse a transaction (CREATE INDEX CONCURRENTLY).
 //
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-var migrations = mustLoadMigrations()
-
-// mustLoadMigrations reads the embedded migrations, which must be numbered 1, 2, 3… without gaps.
-func mustLoadMigrations() []Migration {
-	entries, err := migrationFS.ReadDir("migrations")
-	if err != nil {
-		panic(err)
-	}
-	var ms []Migration
-	for _, e := range entries {
-		name := strings.TrimSuffix(e.Name(), ".sql")
-		num, _, _ := strings.Cut(name, "_")
-		version, err := strconv.Atoi(num)
-		if err != nil {
-			panic(fmt.Sprintf("postgres: migration %s: no version number", e.Name()))
-		}
-		text, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			panic(err)
-		}
-		ms = append(ms, Migration{Version: version, Name: name, SQL: string(text)})
-	}
-	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
-	for i, m := range ms {
-		if m.Version != i+1 {
-			panic(fmt.Sprintf("postgres: migration %s: want version %d", m.Name, i+1))
-		}
-	}
-	return ms
-}
+var migrations = migration.MustLoad(migrationFS, "migrations")
 
 // latestVersion is the schema version this build knows.
-func latestVersion() int { return migrations[len(migrations)-1].Version }
+func latestVersion() int { return migrations.Latest() }
 
-// migrationsAfter returns the migrations newer than version, for this store's schema.
-func (s *Store) migrationsAfter(version int) []Migration {
-	var out []Migration
-	for _, m := range migrations {
-		if m.Version > version {
-			m.SQL = s.sql(m.SQL)
-			out = append(out, m)
-		}
+// migrationsAfter returns the migrations that bring a schema at version to latestVersion, for
+// this store's schema, or an error wrapping store.ErrSchemaTooNew.
+func (s *Store) migrationsAfter(version int) ([]Migration, error) {
+	pending, err := migrations.After(version)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: schema %s: %w", s.cfg.schema, err)
 	}
-	return out
+	out := make([]Migration, len(pending))
+	for i, m := range pending {
+		m.SQL = s.sql(m.SQL)
+		out[i] = m
+	}
+	return out, nil
 }
 
 // queryRower is what a pool and a transaction have in common for the version check.
@@ -112,15 +79,7 @@ func (s *Store) PendingMigrations(ctx context.Context) ([]Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	if version > latestVersion() {
-		return nil, s.tooNew(version)
-	}
-	return s.migrationsAfter(version), nil
-}
-
-func (s *Store) tooNew(version int) error {
-	return fmt.Errorf("postgres: schema %s at version %d, this build knows %d: %w",
-		s.cfg.schema, version, latestVersion(), store.ErrSchemaTooNew)
+	return s.migrationsAfter(version)
 }
 
 // Migrate brings the schema to this build's version in one transaction. A transaction-scoped
@@ -154,10 +113,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if version > latestVersion() {
-			return s.tooNew(version)
+		pending, err := s.migrationsAfter(version)
+		if err != nil {
+			return err
 		}
-		for _, m := range s.migrationsAfter(version) {
+		for _, m := range pending {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return fmt.Errorf("%s: %w", m.Name, err)
 			}

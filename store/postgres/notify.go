@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/rotahq/rota/internal/backoff"
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/internal/fanout"
 )
@@ -32,9 +32,12 @@ const (
 	// some. One NOTIFY of a completion batch carries up to 300 final jobs, so the buffer holds
 	// several batches. Missing one costs a poll interval, not a job.
 	subscriberBuffer = 4096
-	// reconnectDelayMax caps the listener's backoff while the database is unreachable.
-	reconnectDelayMax = 10 * time.Second
 )
+
+// reconnectBackoff spaces the listener's reconnects while the database is unreachable: from
+// 100 ms, doubling, capped at 10 s, jittered so that nodes cut off together do not reconnect in
+// lockstep.
+var reconnectBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * time.Second}
 
 // channelName is the NOTIFY channel of topic in schema. Channel names are identifiers, at most 63
 // bytes: a longer schema name is cut and made unique again with its hash.
@@ -141,12 +144,14 @@ func (l *listener) run(ctx context.Context) {
 			close(l.ready)
 		}
 	}
-	var delay time.Duration
+	// failures counts the connections refused or lost since one last listened. The first retry
+	// is immediate: a killed connection is usually replaceable at once.
+	failures := 0
 	missed := false // a connection was lost or refused since the last one listened
 	for {
 		err := l.session(ctx, func() {
 			markReady()
-			delay = 0
+			failures = 0
 			if missed {
 				// NOTIFYs sent while nobody listened are gone: subscribers look again, every
 				// queue (a TopicInsert naming none) and every job they wait for.
@@ -159,6 +164,11 @@ func (l *listener) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		var delay time.Duration
+		if failures > 0 {
+			delay = reconnectBackoff.Delay(failures)
+		}
+		failures++
 		l.s.cfg.logger.Warn("rota: postgres listener disconnected", "schema", l.s.cfg.schema,
 			"err", err, "retry_in", delay)
 		select {
@@ -166,16 +176,7 @@ func (l *listener) run(ctx context.Context) {
 			return
 		case <-time.After(delay):
 		}
-		delay = nextDelay(delay)
 	}
-}
-
-// nextDelay doubles the reconnect delay from 100 ms up to reconnectDelayMax, with ±20% jitter so
-// that nodes cut off together do not reconnect in lockstep. The first retry is immediate: a
-// killed connection is usually replaceable at once.
-func nextDelay(d time.Duration) time.Duration {
-	d = min(max(2*d, 100*time.Millisecond), reconnectDelayMax)
-	return d + time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
 }
 
 // session listens on one connection until it breaks or ctx ends.
@@ -285,12 +286,12 @@ func finalNotify(cte string) string {
 	return `(SELECT count(pg_notify({final_channel}, ids || ';' || left(queue, 1000))) FROM (
 		SELECT queue, string_agg(id::text, ',') AS ids FROM (
 			SELECT id, queue, (row_number() OVER (PARTITION BY queue)) / 250 AS chunk FROM ` + cte + `
-			WHERE state IN ('completed', 'cancelled', 'discarded', 'expired')) f
+			WHERE state IN ` + finalStatesSQL + `) f
 		GROUP BY queue, chunk) c)`
 }
 
 // notifyIfFinal is a RETURNING item that NOTIFYs the id of the returned row when its state is
 // final, for statements that finish few jobs (expiry, rescue, cancel). A data-modifying CTE
 // always runs to completion, RETURNING list included, even when nothing reads its output.
-const notifyIfFinal = `CASE WHEN state IN ('completed', 'cancelled', 'discarded', 'expired')
+var notifyIfFinal = `CASE WHEN state IN ` + finalStatesSQL + `
 	THEN pg_notify({final_channel}, id::text || ';' || left(queue, 1000))::text END AS notified`

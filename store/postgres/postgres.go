@@ -204,13 +204,13 @@ func (s *Store) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	latest := latestVersion()
-	switch {
-	case version > latest:
-		return s.tooNew(version)
-	case version < latest:
+	pending, err := s.migrationsAfter(version)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
 		s.cfg.logger.Warn("rota: schema needs migrating", "schema", s.cfg.schema,
-			"version", version, "latest", latest)
+			"version", version, "latest", latestVersion())
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/plancheck"
 )
 
 // Schedules. Every write of a schedule locks its row before it does anything else, so the writes
@@ -74,7 +75,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			}
 			changed := expr != sc.Expr || zone != sc.Zone
 			if changed {
-				if err := s.cancelPlanned(ctx, tx, sc.Name, queue, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
+				if err := s.cancelPlanned(ctx, tx, sc.Name, queue, store.ScheduleChangedError(sc.Name)); err != nil {
 					return err
 				}
 			}
@@ -165,7 +166,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		return s.cancelPlanned(ctx, tx, name, queue, "schedule "+name+" removed")
+		return s.cancelPlanned(ctx, tx, name, queue, store.ScheduleRemovedError(name))
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: delete schedule %s: %w", name, err)
@@ -189,12 +190,8 @@ func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool)
 // last_planned still is `from` (the zero time is NULL). The jobs go through the insert path
 // every insert takes, unique keys and notifications included.
 func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Time, jobs []store.InsertParams) (bool, error) {
-	for i, j := range jobs {
-		// A job that does not name its schedule would escape the cancellation of its waiting
-		// jobs when the schedule is edited or removed.
-		if j.Schedule != name {
-			return false, fmt.Errorf("postgres: plan schedule %s: job %d names schedule %q", name, i, j.Schedule)
-		}
+	if err := plancheck.Check(name, jobs); err != nil {
+		return false, fmt.Errorf("postgres: plan schedule %s: %w", name, err)
 	}
 	var planned bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

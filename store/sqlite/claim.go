@@ -1,14 +1,13 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/claimorder"
 	"github.com/rotahq/rota/store/internal/limitplan"
 )
 
@@ -51,7 +50,7 @@ const promoteSQL = `UPDATE jobs SET state = 'available'
 const candidatesSQL = `SELECT id FROM jobs INDEXED BY jobs_claim
 	WHERE queue = :queue AND state = 'available' AND run_at <= :now
 		AND kind IN (SELECT value FROM json_each(:kinds))
-	ORDER BY priority DESC, run_at, id
+	ORDER BY ` + claimorder.SQL + `
 	LIMIT :limit`
 
 // claimSQL claims the live jobs among the candidates. Expired ones are left for expireSQL.
@@ -129,7 +128,7 @@ func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c coun
 			return nil, err
 		}
 		// RETURNING comes in no set order.
-		slices.SortFunc(got, claimOrder)
+		claimorder.Sort(got)
 		out = append(out, got...)
 		c.move(p.Queue, store.StateAvailable, store.StateRunning, int64(len(got)))
 		if len(got) == want {
@@ -154,16 +153,6 @@ func gates(t *wtx, queue string) (paused, mayLimit bool, err error) {
 		err = rows.Scan(&paused, &mayLimit)
 	}
 	return paused, mayLimit, errors.Join(err, rows.Err())
-}
-
-func claimOrder(a, b *store.JobRow) int {
-	if a.Priority != b.Priority {
-		return cmp.Compare(b.Priority, a.Priority)
-	}
-	if c := a.RunAt.Compare(b.RunAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }
 
 func expire(t *wtx, p store.ClaimParams, kinds string, now int64, limit int) (int, error) {

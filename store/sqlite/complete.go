@@ -6,24 +6,25 @@ import (
 	"strings"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/outcome"
 )
 
 // completeSQL returns the statement that applies n outcomes at once: each is joined to its job
-// only while the job runs under the outcome's fence. An outcome that would run the job again ends
-// it cancelled instead when a user asked to cancel it while it ran (the request reached the store
-// after the node had let the job go); the last parameter is the time it is finalized then. An error is appended with the attempt number
-// of that claim (the store knows it; the caller might not), before any refund. One statement
+// only while the job runs under the outcome's fence. Each outcome comes with two endings, the
+// state it asks for and the one it leaves when a user asked to cancel the job while it ran
+// (store.CancelRequestedState), each with its finalized time; the statement picks by the job's
+// cancel_requested, read under the write lock. An error is appended with the attempt number of
+// that claim (the store knows it; the caller might not), before any refund. One statement
 // instead of one per outcome, because a statement's fixed cost is most of a small update's.
 func completeSQL(n int) string {
-	return `WITH o (id, fence, state, run_at, refund, finalized_at, result, error) AS (VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ") + `)
+	return `WITH o (id, fence, state, cancel_state, run_at, refund, finalized_at, cancel_finalized_at,
+		result, error) AS (VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ") + `)
 	UPDATE jobs SET
-		state = CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
-			THEN 'cancelled' ELSE o.state END,
+		state = CASE WHEN jobs.cancel_requested THEN o.cancel_state ELSE o.state END,
 		run_at = coalesce(o.run_at, jobs.run_at),
 		attempt = jobs.attempt - o.refund,
-		finalized_at = CASE WHEN jobs.cancel_requested AND o.state IN ('retryable', 'scheduled', 'available')
-			THEN ? ELSE o.finalized_at END,
+		finalized_at = CASE WHEN jobs.cancel_requested THEN o.cancel_finalized_at ELSE o.finalized_at END,
 		result = coalesce(o.result, jobs.result),
 		errors = CASE WHEN o.error IS NULL THEN jobs.errors
 			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt)) END,
@@ -33,7 +34,10 @@ func completeSQL(n int) string {
 	RETURNING jobs.id, jobs.queue, jobs.state`
 }
 
-// completeChunk is the most outcomes one statement carries (8 parameters each).
+// completeColumns is how many parameters one outcome takes in completeSQL.
+const completeColumns = 10
+
+// completeChunk is the most outcomes one statement carries.
 const completeChunk = 100
 
 var completeSQLs = func() []string {
@@ -46,35 +50,23 @@ var completeSQLs = func() []string {
 
 // Complete records outcomes in one group commit.
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
-	for _, o := range outcomes {
-		switch o.State {
-		case store.StateCompleted, store.StateRetryable, store.StateScheduled,
-			store.StateAvailable, store.StateCancelled, store.StateDiscarded:
-		default:
-			return nil, fmt.Errorf("sqlite: complete: job %d: %q is not an outcome state", o.ID, o.State)
-		}
+	if err := outcome.Validate(outcomes); err != nil {
+		return nil, fmt.Errorf("sqlite: complete: %w", err)
 	}
+	rounds := outcome.Rounds(outcomes)
 	applied := make([]bool, len(outcomes))
 	queues := make([]string, len(outcomes))      // of the applied outcomes' jobs
 	states := make([]store.State, len(outcomes)) // the states they ended in
 	err := s.write(ctx, func(t *wtx) error {
 		clear(applied)
-		// One statement can apply one outcome per job; more than one for a job is applied in
-		// order, one statement each, so that the first wins as the contract says.
-		seen := make(map[int64]bool, len(outcomes))
-		start := 0
-		for i, o := range outcomes {
-			if seen[o.ID] {
-				if err := complete(t, outcomes[start:i], applied[start:i], queues[start:i], states[start:i]); err != nil {
+		for _, round := range rounds {
+			for len(round) > 0 {
+				n := min(len(round), completeChunk)
+				if err := complete(t, outcomes, round[:n], applied, queues, states); err != nil {
 					return err
 				}
-				clear(seen)
-				start = i
+				round = round[n:]
 			}
-			seen[o.ID] = true
-		}
-		if err := complete(t, outcomes[start:], applied[start:], queues[start:], states[start:]); err != nil {
-			return err
 		}
 		c := make(counts)
 		for i, ok := range applied {
@@ -90,36 +82,22 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	return applied, nil
 }
 
-// complete applies outcomes, whose ids are distinct, and sets applied and the queues and end
-// states of the applied ones.
-func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string, states []store.State) error {
-	for len(outcomes) > completeChunk {
-		if err := complete(t, outcomes[:completeChunk], applied[:completeChunk], queues[:completeChunk], states[:completeChunk]); err != nil {
-			return err
-		}
-		outcomes, applied, queues, states = outcomes[completeChunk:], applied[completeChunk:], queues[completeChunk:], states[completeChunk:]
-	}
-	if len(outcomes) == 0 {
-		return nil
-	}
+// complete applies the outcomes idx names, whose jobs are distinct, in one statement, and sets
+// applied and the queues and end states of the applied ones.
+func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queues []string, states []store.State) error {
 	now := micros(t.now)
-	args := make([]any, 0, 8*len(outcomes))
-	runAts := make([]any, len(outcomes))
-	index := make(map[int64]int, len(outcomes))
-	for i := range outcomes {
+	args := make([]any, 0, completeColumns*len(idx))
+	runAts := make(map[int64]any, len(idx))
+	index := make(map[int64]int, len(idx))
+	for _, i := range idx {
 		o := &outcomes[i]
-		var runAt, finalized, result, errJSON any
-		switch o.State {
-		case store.StateRetryable, store.StateScheduled:
+		var runAt, result, errJSON any
+		if at, dueNow := outcome.RunAt(*o); dueNow {
 			runAt = now
-			if !o.RunAt.IsZero() {
-				runAt = micros(o.RunAt)
-			}
-		case store.StateAvailable:
-			runAt = nullMicros(o.RunAt) // zero keeps the old RunAt: first in line
-		default:
-			finalized = now
+		} else {
+			runAt = nullMicros(at)
 		}
+		cancelState := store.CancelRequestedState(o.State)
 		refund := 0
 		if o.RefundAttempt {
 			refund = 1
@@ -135,11 +113,12 @@ func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string,
 			e.At = e.At.UTC()
 			errJSON = jsonText(e)
 		}
-		args = append(args, o.ID, o.Fence, string(o.State), runAt, refund, finalized, result, errJSON)
-		runAts[i] = runAt
+		args = append(args, o.ID, o.Fence, string(o.State), string(cancelState), runAt, refund,
+			finalizedAt(o.State, now), finalizedAt(cancelState, now), result, errJSON)
+		runAts[o.ID] = runAt
 		index[o.ID] = i
 	}
-	rows, err := t.query(completeSQLs[len(outcomes)], append(args, now)...)
+	rows, err := t.query(completeSQLs[len(idx)], args...)
 	if err != nil {
 		return err
 	}
@@ -152,7 +131,7 @@ func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string,
 		}
 		i := index[id]
 		applied[i], queues[i], states[i] = true, queue, store.State(state)
-		switch at := runAts[i]; {
+		switch at := runAts[id]; {
 		case states[i].Final():
 			t.notify(store.Notification{Topic: store.TopicFinal, Queue: queue, JobID: id})
 		case at == nil || at.(int64) <= now:
@@ -160,4 +139,13 @@ func complete(t *wtx, outcomes []store.Outcome, applied []bool, queues []string,
 		}
 	}
 	return rows.Err()
+}
+
+// finalizedAt is the finalized_at of a job that ends in state at now: now for a final state,
+// NULL otherwise.
+func finalizedAt(state store.State, now int64) any {
+	if state.Final() {
+		return now
+	}
+	return nil
 }

@@ -222,11 +222,9 @@ func newRow(p *store.InsertParams, now time.Time) *store.JobRow {
 	return j
 }
 
-// uniqueStatesDefault is where a job holds its unique key unless InsertParams says otherwise:
-// until it is final.
-var uniqueStatesDefault = jsonText([]store.State{
-	store.StateScheduled, store.StateAvailable, store.StateRunning, store.StateRetryable,
-})
+// uniqueStatesDefault is where a job holds its unique key unless InsertParams says otherwise
+// (store.UniqueStatesDefault), as the statement takes it.
+var uniqueStatesDefault = jsonText(store.UniqueStatesDefault())
 
 // insertUnique inserts params[i], which has a unique key, unless a job holding that key exists.
 // With Supersede, the holders that have not started are cancelled and the job is inserted even

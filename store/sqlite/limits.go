@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/claimorder"
 	"github.com/rotahq/rota/store/internal/limitplan"
 )
 
@@ -126,7 +126,7 @@ const limitedCandidatesSQL = `SELECT id, kind FROM jobs INDEXED BY jobs_claim
 	WHERE queue = :queue AND state = 'available' AND run_at <= :now
 		AND kind IN (SELECT value FROM json_each(:kinds))
 		AND (expires_at IS NULL OR expires_at > :now)
-	ORDER BY priority DESC, run_at, id
+	ORDER BY ` + claimorder.SQL + `
 	LIMIT :limit`
 
 const claimIDsSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
@@ -175,7 +175,7 @@ func claimLimited(t *wtx, p store.ClaimParams, kinds string, now int64, usage []
 		c.move(p.Queue, store.StateAvailable, store.StateExpired, int64(expired))
 	}
 	// RETURNING comes in no set order.
-	slices.SortFunc(out, claimOrder)
+	claimorder.Sort(out)
 	return out, recordStarts(t, plan.Starts(), now)
 }
 

@@ -7,40 +7,21 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"slices"
 	"strconv"
 
-	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/migration"
 )
 
-// schema holds the migrations, applied in file-name order. A file is never edited once released:
-// a change is a new file. The schema version is the number of files applied.
+// schema holds the migrations, schema/NNNN_name.sql, applied in version order (see package
+// migration). The schema version is the number of the last one applied.
 //
 //go:embed schema/*.sql
 var schema embed.FS
 
-var migrations = mustMigrations()
-
-func mustMigrations() []string {
-	names, err := fs.Glob(schema, "schema/*.sql")
-	if err != nil {
-		panic(err)
-	}
-	slices.Sort(names)
-	out := make([]string, len(names))
-	for i, n := range names {
-		b, err := schema.ReadFile(n)
-		if err != nil {
-			panic(err)
-		}
-		out[i] = string(b)
-	}
-	return out
-}
+var migrations = migration.MustLoad(schema, "schema")
 
 // SchemaVersion is the schema version this build migrates to.
-var SchemaVersion = len(migrations)
+var SchemaVersion = migrations.Latest()
 
 // Migrate brings the schema to SchemaVersion in one transaction, and writes the store's identity
 // the first time. Other processes wait on the write lock meanwhile, so concurrent Migrates apply
@@ -82,15 +63,16 @@ func migrate(t *wtx, conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
-	if version > SchemaVersion {
-		return fmt.Errorf("%w: file at version %d, this build knows %d", store.ErrSchemaTooNew, version, SchemaVersion)
+	pending, err := migrations.After(version)
+	if err != nil {
+		return fmt.Errorf("file: %w", err)
 	}
-	for v := version; v < SchemaVersion; v++ {
+	for _, m := range pending {
 		// A migration file holds several statements, which only an unprepared Exec runs.
-		if _, err := conn.ExecContext(stmtCtx, migrations[v]); err != nil {
-			return fmt.Errorf("migration %d: %w", v+1, err)
+		if _, err := conn.ExecContext(stmtCtx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
-		t.w.log.Info("sqlite: migrated", "version", v+1)
+		t.w.log.Info("sqlite: migrated", "version", m.Version, "migration", m.Name)
 	}
 	if version != SchemaVersion {
 		if err := setMeta(t, "schema_version", strconv.Itoa(SchemaVersion)); err != nil {

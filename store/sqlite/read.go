@@ -29,9 +29,6 @@ func (s *Store) Get(ctx context.Context, id int64) (*store.JobRow, error) {
 	return jobs[0], nil
 }
 
-// listLimitDefault is List's page size when ListParams.Limit is zero.
-const listLimitDefault = 100
-
 // List returns a page of jobs in id order. It walks the primary key from the cursor and filters
 // as it goes, so a page costs the rows it skips, not the size of the table.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
@@ -63,7 +60,7 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 	}
 	limit := p.Limit
 	if limit <= 0 {
-		limit = listLimitDefault
+		limit = store.ListLimitDefault
 	}
 	q := `SELECT ` + jobColumns + ` FROM jobs`
 	if len(where) > 0 {

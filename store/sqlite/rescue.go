@@ -39,37 +39,55 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, leaseFor time.Durat
 	return cancel, nil
 }
 
-// Rescue ends the attempts of running jobs whose lease has passed, oldest lease first.
+// lostSQL finds the running jobs whose lease has passed, oldest lease first, through
+// jobs_running; it reads what RescueState and RescueError decide from.
+const lostSQL = `SELECT id, attempt, max_attempts, cancel_requested, coalesce(owner, '')
+	FROM jobs INDEXED BY jobs_running
+	WHERE state = 'running' AND lease_until < ?
+	ORDER BY lease_until, id LIMIT ?`
+
+// rescueSQL ends the attempt of one lost job in the state store.RescueState chose, recording
+// store.RescueError for the attempt. A job left to run again is due now (?2); a final one keeps
+// its RunAt and is finalized now (?3). updateJob adds the RETURNING clause.
+const rescueSQL = `UPDATE jobs SET state = ?1, run_at = coalesce(?2, run_at), finalized_at = ?3,
+		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4, 'error', ?5)),
+		owner = NULL, lease_until = NULL
+	WHERE id = ?6 AND state = 'running'`
+
+// lostJob is what a rescue reads of a job before it decides how the job ends.
+type lostJob struct {
+	id, attempt, maxAttempts int64
+	cancelRequested          bool
+	owner                    string
+}
+
+// Rescue ends the attempts of running jobs whose lease has passed, oldest lease first. It reads
+// them and ends them in one request of the writer, whose write lock keeps every other process
+// from claiming, completing or heartbeating them in between.
 func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	var out []*store.JobRow
 	err := s.write(ctx, func(t *wtx) error {
-		now := micros(t.now)
-		// A job a user asked to cancel while it ran ends cancelled; the others are retried while
-		// they have attempts left.
-		rows, err := t.query(`UPDATE jobs SET
-				state = CASE WHEN cancel_requested THEN 'cancelled'
-					WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-				run_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN run_at ELSE ?1 END,
-				finalized_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN ?1 END,
-				errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object(
-					'attempt', attempt, 'at', ?2,
-					'error', 'lease expired: owner ' || coalesce(owner, '') || ' stopped renewing it')),
-				owner = NULL, lease_until = NULL
-			WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_running
-				WHERE state = 'running' AND lease_until < ?1
-				ORDER BY lease_until LIMIT ?3)
-			RETURNING `+jobColumns, now, t.now.UTC().Format(time.RFC3339Nano), limit)
+		out = nil // a request may run twice (see runGroup)
+		lost, err := findLost(t, limit)
 		if err != nil {
 			return err
 		}
-		if out, err = scanJobs(rows); err != nil {
-			return err
-		}
+		now, at := micros(t.now), t.now.UTC().Format(time.RFC3339Nano)
 		c := make(counts)
-		for _, j := range out {
+		for _, l := range lost {
+			state := store.RescueState(int(l.attempt), int(l.maxAttempts), l.cancelRequested)
+			runAt, finalized := any(now), any(nil)
+			if state.Final() {
+				runAt, finalized = nil, now
+			}
+			j, err := updateJob(t, rescueSQL, string(state), runAt, finalized, at, store.RescueError(l.owner), l.id)
+			if err != nil {
+				return err
+			}
+			out = append(out, j)
 			c.move(j.Queue, store.StateRunning, j.State, 1)
 			if j.State.Final() {
 				t.notify(store.Notification{Topic: store.TopicFinal, Queue: j.Queue, JobID: j.ID})
@@ -83,4 +101,22 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 		return nil, fmt.Errorf("sqlite: rescue: %w", err)
 	}
 	return out, nil
+}
+
+// findLost reads up to limit lost jobs, all of them before any is changed.
+func findLost(t *wtx, limit int) ([]lostJob, error) {
+	rows, err := t.query(lostSQL, micros(t.now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var lost []lostJob
+	for rows.Next() {
+		var l lostJob
+		if err := rows.Scan(&l.id, &l.attempt, &l.maxAttempts, &l.cancelRequested, &l.owner); err != nil {
+			return nil, err
+		}
+		lost = append(lost, l)
+	}
+	return lost, rows.Err()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/plancheck"
 )
 
 // Schedules. Every write of a schedule runs in the writer's transaction, which holds the file's
@@ -40,7 +41,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			paused, lastPlanned, created = old.Paused, nullMicros(old.LastPlanned), micros(old.CreatedAt)
 			if old.Expr != sc.Expr || old.Zone != sc.Zone {
 				lastPlanned = now
-				if err := cancelPlanned(t, sc.Name, old.Queue, "schedule "+sc.Name+" changed: occurrence replanned"); err != nil {
+				if err := cancelPlanned(t, sc.Name, old.Queue, store.ScheduleChangedError(sc.Name)); err != nil {
 					return err
 				}
 			}
@@ -172,7 +173,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 		if _, err := t.exec(`DELETE FROM schedules WHERE name = ?`, name); err != nil {
 			return err
 		}
-		return cancelPlanned(t, name, old.Queue, "schedule "+name+" removed")
+		return cancelPlanned(t, name, old.Queue, store.ScheduleRemovedError(name))
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete schedule %s: %w", name, err)
@@ -202,7 +203,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool)
 // writer, if last_planned still is `from` (IS: NULL, never planned, matches the zero time). The
 // jobs go through the insert path every insert takes, unique keys and counts included.
 func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Time, jobs []store.InsertParams) (bool, error) {
-	if err := checkPlanned(name, jobs); err != nil {
+	if err := plancheck.Check(name, jobs); err != nil {
 		return false, fmt.Errorf("sqlite: plan schedule %s: %w", name, err)
 	}
 	var planned bool
@@ -230,17 +231,6 @@ func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Tim
 		return false, fmt.Errorf("sqlite: plan schedule %s: %w", name, err)
 	}
 	return planned, nil
-}
-
-// checkPlanned refuses jobs that do not name the schedule planning them: they would escape the
-// cancellation of its waiting jobs when it is edited or removed.
-func checkPlanned(name string, jobs []store.InsertParams) error {
-	for i, j := range jobs {
-		if j.Schedule != name {
-			return fmt.Errorf("job %d names schedule %q", i, j.Schedule)
-		}
-	}
-	return nil
 }
 
 // scanSchedules reads every row of scheduleColumns and closes rows.

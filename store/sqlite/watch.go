@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/rotahq/rota/internal/backoff"
 	"github.com/rotahq/rota/store"
 )
 
@@ -13,6 +14,10 @@ import (
 // process waits before an idle node here claims it, and a Wait here learns that a job ended
 // there. Reading the file's change counter costs microseconds, so a short interval is cheap.
 const WatchIntervalDefault = 10 * time.Millisecond
+
+// watchBackoff spaces the watcher's reads while they fail (a file gone, a disk in trouble), so
+// that it does not log a hundred warnings a second; subscribers poll meanwhile.
+var watchBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * time.Second}
 
 // watcher turns other processes' commits into notifications: TopicChanged for any commit, and
 // TopicInsert with no queue when jobs were inserted. SQLite cannot say what another process
@@ -54,6 +59,7 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
 	tick := time.NewTicker(s.watchInterval)
 	defer tick.Stop()
+	failures := 0 // reads failed in a row
 	for {
 		select {
 		case <-w.stop:
@@ -62,9 +68,18 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 		}
 		v, err := dataVersion(s.w.conn)
 		if err != nil {
-			s.log.Warn("sqlite: watching for other processes' commits failed; they are found by polling", "error", err)
+			failures++
+			delay := watchBackoff.Delay(failures)
+			s.log.Warn("sqlite: watching for other processes' commits failed; they are found by polling",
+				"error", err, "retry_in", delay)
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(delay):
+			}
 			continue
 		}
+		failures = 0
 		if v == last {
 			continue
 		}

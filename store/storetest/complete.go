@@ -18,6 +18,10 @@ var completeTests = map[string]func(*testing.T, *env){
 	"Batch":            testCompleteBatch,
 	"CancelRequested":  testCompleteCancelRequested,
 	"NulInError":       testCompleteNulInError,
+	"InvalidState":     testCompleteInvalidState,
+	"ErrorStamped":     testCompleteErrorStamped,
+	"ZeroRunAt":        testCompleteZeroRunAt,
+	"SeveralOfOneJob":  testCompleteSeveralOfOneJob,
 }
 
 // A user who cancels a running job gets it cancelled even when the node had already let the job

@@ -18,22 +18,47 @@ var rescueTests = map[string]func(*testing.T, *env){
 	"LostLeaseCannotComplete":    testLostLeaseCannotComplete,
 	"RescueLeavesOtherJobsAlone": testRescueLeavesOthers,
 	"RescueCancelRequested":      testRescueCancelRequested,
+	"RescueOldestLeaseFirst":     testRescueOldestFirst,
+}
+
+// A rescue that cannot take every lost job takes those whose lease expired first.
+func testRescueOldestFirst(t *testing.T, e *env) {
+	e.insert(job("k"), job("k"), job("k"))
+	late := e.claimAs("a", 20*time.Second, 1)[0]
+	early := e.claimAs("b", 10*time.Second, 1)[0]
+	middle := e.claimAs("c", 15*time.Second, 1)[0]
+	e.advance(time.Minute)
+	var got []int64
+	for range 3 {
+		got = append(got, ids(e.rescue(1))...)
+	}
+	if want := []int64{early.ID, middle.ID, late.ID}; !slices.Equal(got, want) {
+		t.Fatalf("rescued %v one by one, want %v: oldest lease first", got, want)
+	}
 }
 
 // A job a user asked to cancel while it ran, whose node then died, is rescued cancelled, not
-// retried.
+// retried, whether it had attempts left or not (store.RescueState).
 func testRescueCancelRequested(t *testing.T, e *env) {
-	e.insertOne(job("k"))
-	c := e.claimAs("dead", time.Second, 1)[0]
-	e.cancel(c.ID)
-	e.advance(time.Minute)
-	got := e.rescue(10)
-	if len(got) != 1 {
-		t.Fatalf("rescued %d, want 1", len(got))
+	left, last := job("k"), job("k")
+	last.MaxAttempts = 1
+	e.insert(left, last)
+	claimed := e.claimAs("dead", time.Second, 2)
+	for _, c := range claimed {
+		e.cancel(c.ID)
 	}
-	wantFinalized(t, e.get(c.ID), store.StateCancelled, e.now())
-	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 1 || counts[store.StateRunning] != 0 {
-		t.Fatalf("counts %v; want 1 cancelled", counts)
+	e.advance(time.Minute)
+	if got := e.rescue(10); len(got) != 2 {
+		t.Fatalf("rescued %d, want 2", len(got))
+	}
+	for _, c := range claimed {
+		got := e.get(c.ID)
+		wantFinalized(t, got, store.StateCancelled, e.now())
+		wantUnclaimed(t, got)
+		sameErrors(t, got.Errors, []store.AttemptError{{Attempt: 1, At: e.now(), Error: store.RescueError("dead")}})
+	}
+	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 2 || counts[store.StateRunning] != 0 {
+		t.Fatalf("counts %v; want 2 cancelled", counts)
 	}
 }
 
@@ -120,9 +145,10 @@ func testRescue(t *testing.T, e *env) {
 	wantState(t, r, store.StateRetryable)
 	wantUnclaimed(t, r)
 	wantTime(t, "RunAt", r.RunAt, e.now())
-	if len(r.Errors) != 1 || r.Errors[0].Attempt != 1 || r.Errors[0].Error == "" || !r.Errors[0].At.Equal(e.now()) {
-		t.Errorf("errors after rescue: %+v; want one for attempt 1 at now", r.Errors)
+	if !r.FinalizedAt.IsZero() {
+		t.Errorf("a rescued retryable job has FinalizedAt %v", r.FinalizedAt)
 	}
+	sameErrors(t, r.Errors, []store.AttemptError{{Attempt: 1, At: e.now(), Error: store.RescueError("dead")}})
 	again := e.claimOne()
 	if again.ID != j.ID || again.Attempt != 2 || again.Fence <= c.Fence {
 		t.Errorf("reclaimed %+v; want job %d, attempt 2, fence > %d", again, j.ID, c.Fence)
@@ -144,9 +170,8 @@ func testRescueDiscards(t *testing.T, e *env) {
 	}
 	r := e.get(j.ID)
 	wantFinalized(t, r, store.StateDiscarded, e.now())
-	if len(r.Errors) != 1 {
-		t.Errorf("errors %+v, want one", r.Errors)
-	}
+	wantUnclaimed(t, r)
+	sameErrors(t, r.Errors, []store.AttemptError{{Attempt: 1, At: e.now(), Error: store.RescueError("dead")}})
 }
 
 func testRescueLimit(t *testing.T, e *env) {

@@ -225,7 +225,7 @@ func testScheduleTimingChange(t *testing.T, e *env) {
 	wantTime(t, "LastPlanned after a new Expr", e.upsertSchedule(changed).LastPlanned, e.now())
 	wantTime(t, "stored LastPlanned", e.getSchedule("s").LastPlanned, e.now())
 	for _, j := range jobs[2:] {
-		wantCancelledBy(t, e.get(j.ID), e.now(), "schedule s changed: occurrence replanned")
+		wantCancelledBy(t, e.get(j.ID), e.now(), store.ScheduleChangedError("s"))
 	}
 	wantState(t, e.get(running.ID), store.StateRunning)
 	wantState(t, e.get(done.ID), store.StateCompleted)
@@ -249,7 +249,7 @@ func testScheduleTimingChange(t *testing.T, e *env) {
 	e.advance(time.Second)
 	changed.Zone = "UTC"
 	wantTime(t, "LastPlanned after a new Zone", e.upsertSchedule(changed).LastPlanned, e.now())
-	wantCancelledBy(t, e.get(waiting.ID), e.now(), "schedule s changed: occurrence replanned")
+	wantCancelledBy(t, e.get(waiting.ID), e.now(), store.ScheduleChangedError("s"))
 }
 
 // Removing a schedule cancels what it planned that has not started; the jobs keep its name.
@@ -263,7 +263,7 @@ func testScheduleDeleteCancels(t *testing.T, e *env) {
 	e.deleteSchedule("s")
 	wantState(t, e.get(run.ID), store.StateRunning)
 	waiting := e.get(jobs[1].ID)
-	wantCancelledBy(t, waiting, e.now(), "schedule s removed")
+	wantCancelledBy(t, waiting, e.now(), store.ScheduleRemovedError("s"))
 	if waiting.Schedule != "s" {
 		t.Errorf("cancelled job's Schedule = %q, want s", waiting.Schedule)
 	}
@@ -382,9 +382,11 @@ func testDueOccurrenceCancelled(t *testing.T, e *env) {
 			changed.Expr = "*/7 * * * * *"
 			e.upsertSchedule(changed)
 		}
-		if j := e.planned(name)[0]; j.State != store.StateCancelled {
-			t.Fatalf("removed %v: the due occurrence is %s, want cancelled", remove, j.State)
+		why := store.ScheduleChangedError(name)
+		if remove {
+			why = store.ScheduleRemovedError(name)
 		}
+		wantCancelledBy(t, e.planned(name)[0], e.now(), why)
 	}
 	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 0 || counts[store.StateScheduled] != 0 {
 		t.Fatalf("counts %v; want the 2 occurrences cancelled", counts)
