@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rotahq/rota/store"
 )
@@ -19,6 +21,26 @@ const (
 	MaxArgsBytesDefault = 1 << 20
 	// PriorityMin and PriorityMax bound InsertOpts.Priority.
 	PriorityMin, PriorityMax = -1000, 1000
+	// NameMaxLen bounds kind, queue and schedule names: they end up in URLs, metrics labels
+	// and channel names, where a long name is a mistake or an attack, not a need.
+	NameMaxLen = 128
+	// MaxAttemptsMax bounds InsertOpts.MaxAttempts. Every failed attempt adds its error (and
+	// stack) to the job's row, so attempts bound the row's size; and with the default backoff,
+	// capped at a day between attempts, a thousand keep a job retrying for close to three years.
+	// A job that must never give up needs a person to look at it more than more attempts.
+	MaxAttemptsMax = 1000
+	// UniqueKeyMaxBytes bounds InsertOpts.UniqueKey. The key is indexed, and PostgreSQL cannot
+	// index a text over about 2,700 bytes (a B-tree entry must fit in a third of a page): a
+	// longer key would fail in the store instead of here. A kilobyte holds every derived key
+	// (under 400 bytes) and any key of a producer's own, such as an idempotency key or a URL.
+	UniqueKeyMaxBytes = 1 << 10
+	// TagsMax bounds how many tags one job has, and TagMaxBytes each of them: tags are labels
+	// for people and filters, read back with every listing of jobs, not a place for data.
+	TagsMax, TagMaxBytes = 32, 128
+	// MetadataMaxBytes bounds a job's encoded metadata. Metadata describes a job (who asked for
+	// it, the trace of the insert) and is read back with every listing of jobs; data the job
+	// works on belongs in its args, under their own limit.
+	MetadataMaxBytes = 64 << 10
 )
 
 var (
@@ -80,11 +102,24 @@ func validName(what, name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: %s is empty", ErrInvalid, what)
 	}
-	if len(name) > 128 {
-		return fmt.Errorf("%w: %s %.20q… is %d characters, over the limit of 128", ErrInvalid, what, name, len(name))
+	if len(name) > NameMaxLen {
+		return fmt.Errorf("%w: %s %.20q… is %d characters, over the limit of %d", ErrInvalid, what, name, len(name), NameMaxLen)
 	}
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("%w: %s %q: use letters, digits and _ . : / - (starting with a letter or digit)", ErrInvalid, what, name)
+	}
+	return nil
+}
+
+// checkText checks a free-form text the store keeps as text: at most limit bytes, and valid
+// UTF-8 without NUL, which is all PostgreSQL stores in a text column (SQLite takes anything,
+// but a job must be one any store can hold).
+func checkText(what, s string, limit int) error {
+	if len(s) > limit {
+		return fmt.Errorf("%w: %s %.20q… is %d bytes, over the limit of %d bytes", ErrInvalid, what, s, len(s), limit)
+	}
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return fmt.Errorf("%w: %s %q is not valid UTF-8 text without NUL", ErrInvalid, what, s)
 	}
 	return nil
 }
@@ -122,6 +157,20 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if p.MaxAttempts < 1 {
 		return p, fmt.Errorf("%w: max attempts %d: must be at least 1", ErrInvalid, p.MaxAttempts)
 	}
+	if p.MaxAttempts > MaxAttemptsMax {
+		return p, fmt.Errorf("%w: max attempts %d: over the limit of %d", ErrInvalid, p.MaxAttempts, MaxAttemptsMax)
+	}
+	if err := checkText("unique key", p.UniqueKey, UniqueKeyMaxBytes); err != nil {
+		return p, err
+	}
+	if len(p.Tags) > TagsMax {
+		return p, fmt.Errorf("%w: %d tags, over the limit of %d", ErrInvalid, len(p.Tags), TagsMax)
+	}
+	for i, tag := range p.Tags {
+		if err := checkText(fmt.Sprintf("tag %d", i+1), tag, TagMaxBytes); err != nil {
+			return p, err
+		}
+	}
 	if p.Priority < PriorityMin || p.Priority > PriorityMax {
 		return p, fmt.Errorf("%w: priority %d outside [%d, %d]", ErrInvalid, p.Priority, PriorityMin, PriorityMax)
 	}
@@ -158,6 +207,9 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if opts.Metadata != nil {
 		if p.Metadata, err = json.Marshal(opts.Metadata); err != nil {
 			return p, fmt.Errorf("%w: encode metadata: %v", ErrInvalid, err)
+		}
+		if len(p.Metadata) > MetadataMaxBytes {
+			return p, fmt.Errorf("%w: metadata is %d bytes, over the limit of %d bytes", ErrInvalid, len(p.Metadata), MetadataMaxBytes)
 		}
 	}
 	return p, nil

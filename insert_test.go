@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,70 @@ func TestDropIfBusyRefusesWhenTheQueueLimitIsSaturated(t *testing.T) {
 	}
 	if err := c.SetLimit(ctx, Limit{Scope: "shelf", Name: "x", MaxRunning: 1}); !errors.Is(err, store.ErrInvalidLimit) {
 		t.Fatalf("bad scope: %v", err)
+	}
+}
+
+// Every field of an insert is bounded, and a value just over a bound is refused with the
+// field and the limit named, while one at the bound is inserted.
+func TestInsertBoundsEveryField(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	tags := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strings.Repeat("t", size)
+		}
+		return out
+	}
+	metadata := func(size int) json.RawMessage { // a JSON string of size bytes, quotes included
+		return json.RawMessage(`"` + strings.Repeat("m", size-2) + `"`)
+	}
+	kind := func(n int) Args { return RawArgs{KindName: strings.Repeat("k", n)} }
+	cases := []struct {
+		name     string
+		ok, over InsertManyParams
+		field    string
+		limit    int
+	}{
+		{"kind", InsertManyParams{Args: kind(NameMaxLen)}, InsertManyParams{Args: kind(NameMaxLen + 1)}, "kind", NameMaxLen},
+		{"queue", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Queue: strings.Repeat("q", NameMaxLen)}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Queue: strings.Repeat("q", NameMaxLen+1)}}, "queue", NameMaxLen},
+		{"max attempts", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{MaxAttempts: MaxAttemptsMax}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{MaxAttempts: MaxAttemptsMax + 1}}, "max attempts", MaxAttemptsMax},
+		{"unique key", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{UniqueKey: strings.Repeat("k", UniqueKeyMaxBytes)}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{UniqueKey: strings.Repeat("k", UniqueKeyMaxBytes+1)}}, "unique key", UniqueKeyMaxBytes},
+		{"tag count", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Tags: tags(TagsMax, 1)}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Tags: tags(TagsMax+1, 1)}}, "tags", TagsMax},
+		{"tag size", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Tags: tags(2, TagMaxBytes)}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Tags: append(tags(1, 1), strings.Repeat("t", TagMaxBytes+1))}}, "tag 2", TagMaxBytes},
+		{"metadata", InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Metadata: metadata(MetadataMaxBytes)}},
+			InsertManyParams{Args: testArgs{}, Opts: &InsertOpts{Metadata: metadata(MetadataMaxBytes + 1)}}, "metadata", MetadataMaxBytes},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.Insert(context.Background(), tc.ok.Args, tc.ok.Opts); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+			_, err := c.Insert(context.Background(), tc.over.Args, tc.over.Opts)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) ||
+				!strings.Contains(err.Error(), "over the limit of "+strconv.Itoa(tc.limit)) {
+				t.Fatalf("over the limit: %v, want ErrInvalid naming %s and the limit %d", err, tc.field, tc.limit)
+			}
+		})
+	}
+}
+
+// Texts a store keeps as text must be ones every store can keep: PostgreSQL refuses NUL and
+// invalid UTF-8 in text columns, which would otherwise fail the insert in the store.
+func TestInsertRefusesTextNoStoreCanHold(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	for _, opts := range []*InsertOpts{{UniqueKey: "a\x00b"}, {UniqueKey: "\xff"}, {Tags: []string{"ok", "nul\x00"}}, {Tags: []string{"\xc3"}}} {
+		if _, err := c.Insert(context.Background(), testArgs{}, opts); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not valid UTF-8 text without NUL") {
+			t.Errorf("unique key %q, tags %q: %v, want ErrInvalid", opts.UniqueKey, opts.Tags, err)
+		}
+	}
+	if rows, err := c.List(context.Background(), ListParams{}); err != nil || len(rows) != 0 {
+		t.Fatalf("refused inserts left %d jobs (%v)", len(rows), err)
 	}
 }

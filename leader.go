@@ -94,7 +94,6 @@ func (n *Node) newElector() error {
 	if err != nil {
 		return err
 	}
-	el.Add(&leader.Loop{ServiceName: "rescuer", Every: n.cfg.RescueInterval, Clock: n.clock, Do: n.rescue})
 	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
 	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
 	el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})

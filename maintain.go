@@ -37,8 +37,26 @@ func (n *Node) heartbeat(ctx context.Context) {
 // rescueBatch bounds one rescue pass; a larger backlog is taken over the next passes.
 const rescueBatch = 1000
 
-// rescue returns jobs whose lease expired (their node died or lost the store) to their queue. It
-// runs on the leader, every RescueInterval.
+// rescueLoop rescues at once and then every RescueInterval, on every node, not only the leader:
+// a dead node's jobs then run again within JobLease + RescueInterval whichever node died. Left to
+// the leader, a dead leader's jobs would wait for its lease to pass and a new leader to be elected
+// first (tens of seconds on the defaults). The store makes each rescue atomic, so nodes that
+// rescue at the same moment never rescue one job twice; a pass that finds nothing is one indexed
+// read.
+func (n *Node) rescueLoop(ctx context.Context) {
+	tick := n.clock.NewTicker(n.cfg.RescueInterval)
+	defer tick.Stop()
+	for {
+		n.rescue(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.Chan():
+		}
+	}
+}
+
+// rescue returns jobs whose lease expired (their node died or lost the store) to their queue.
 func (n *Node) rescue(ctx context.Context) {
 	rows, err := n.cfg.Store.Rescue(ctx, rescueBatch)
 	if err != nil {

@@ -79,7 +79,8 @@ type Config struct {
 	NodeStaleAfter    time.Duration // Defaults to NodeStaleAfterDefault.
 	// Retention says how long finished jobs are kept, per final state.
 	Retention Retention
-	// Leader tunes the election of the node that runs the rescuer, the pruner and LeaderServices.
+	// Leader tunes the election of the node that runs the pruner, the cron planner and
+	// LeaderServices. (Every node rescues expired leases, leader or not.)
 	Leader LeaderConfig
 	// Version is reported in the node registry. Defaults to "dev".
 	Version string
@@ -267,6 +268,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.bgCancel = cancel
 	n.goBackground(func() { n.completer.Run(bgCtx, n.drainDone); close(n.compDone) })
 	n.goBackground(func() { n.heartbeat(bgCtx) })
+	n.goBackground(func() { n.rescueLoop(bgCtx) })
 	n.startedAt = n.clock.Now()
 	n.goBackground(func() { n.elector.Run(bgCtx) })
 	n.runSingletons(bgCtx)

@@ -243,6 +243,32 @@ func TestRescueReturnsJobsOfADeadNode(t *testing.T) {
 	}
 }
 
+// A node that does not lead rescues too: when the leader dies, its jobs must not wait for its
+// leader lease to pass before anyone takes them back.
+func TestFollowerRescuesJobsOfADeadNode(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error { return nil }, func(c *Config) {
+		c.Leader = LeaderConfig{}
+		// Another node holds the leader lease for far longer than the test runs.
+		if _, held, err := c.Store.(store.Leaser).AcquireLease(context.Background(), "rota.leader", "the-leader", 24*time.Hour); err != nil || !held {
+			t.Fatalf("take the leader lease for another node: held %v, %v", held, err)
+		}
+	})
+	job := b.insert(t, testArgs{}, &InsertOpts{Queue: "mail"})
+	if _, err := b.store.Claim(context.Background(), store.ClaimParams{
+		Queue: "mail", Kinds: []string{"test"}, Max: 1, Owner: "the-leader", LeaseFor: JobLeaseDefault,
+	}); err != nil {
+		t.Fatalf("claim by the leader: %v", err)
+	}
+	b.clock.Advance(JobLeaseDefault + RescueIntervalDefault)
+	ev := b.event(t, EventJobRescued)
+	if ev.Job.ID != job.ID || ev.Job.State != StateRetryable {
+		t.Fatalf("rescued %+v", ev.Job)
+	}
+	if b.node.IsLeader() {
+		t.Fatal("the node became leader: the test proved nothing")
+	}
+}
+
 func TestStopDrainsRunningJobs(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{})

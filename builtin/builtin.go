@@ -38,24 +38,53 @@ type Config struct {
 	// program ends cancelled at once, without retries. An entry matches a job's program when
 	// both are the same string or resolve (through PATH) to the same file.
 	AllowPrograms []string
+	// AllowEnv lists the environment variables an exec job's env may set. With AllowPrograms
+	// set, a job may set only these (none when empty): a variable such as PATH, LD_PRELOAD,
+	// BASH_ENV or BASH_FUNC_name%% changes what an allowed program does. Without
+	// AllowPrograms any program may run anyway, and so a job may set any variable.
+	AllowEnv []string
+	// PassEnv lists variables of the node's own environment that exec programs get, beyond the
+	// minimal set (ExecBaseEnv). Programs never get the rest of it: the node's environment
+	// holds its own secrets (an API token, a store URL with a password).
+	PassEnv []string
+	// HTTPAllow opens addresses that the http kind refuses by default — loopback, private,
+	// link-local (cloud metadata services included), unspecified, shared (100.64.0.0/10),
+	// multicast, broadcast and reserved ones, in any of their IPv6 forms — judged on the address
+	// dialled, on every redirect too. Each entry is a CIDR ("10.1.0.0/16") or an IP, opening
+	// those addresses for any host, or a host name (exact, no port), opening whatever that host
+	// resolves to. Register panics on a malformed entry; CheckConfig reports it.
+	HTTPAllow []string
+	// Kinds lists the built-in kinds Register adds. Defaults to all of them (Kinds()).
+	Kinds []string
 	// HTTPClient sends the http kind's requests. Defaults to a client with its own transport and
-	// no overall timeout: each job's timeout bounds its request.
+	// no overall timeout (each job's timeout bounds its request), which refuses internal
+	// addresses (see HTTPAllow) and ignores HTTP_PROXY, so that the guard judges the real target.
+	// A client given here is used as given: neither the guard nor HTTPAllow applies to it; only
+	// when it has no CheckRedirect does it get the default's, which keeps credentials to the
+	// job's own origin.
 	HTTPClient *http.Client
 	// MaxResultBytes caps the encoded result; captured output is trimmed to fit. Set it to the
 	// node's Config.MaxResultBytes when that is changed. Defaults to rota.MaxResultBytesDefault.
 	MaxResultBytes int
 }
 
-// Register adds the exec and http workers to ws. Both enforce their jobs' own timeouts, so they
+// Register adds the workers of cfg.Kinds (exec and http by default) to ws. Both enforce their jobs' own timeouts, so they
 // are registered without a runtime timeout: a job may ask for hours.
 func Register(ws *rota.Workers, cfg Config) {
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = rota.MaxResultBytesDefault
 	}
 	noTimeout := &rota.WorkerOptions{Timeout: -1}
-	rota.AddWorker[ExecArgs](ws, newExecWorker(cfg), noTimeout)
-	rota.AddWorker[HTTPArgs](ws, newHTTPWorker(cfg), noTimeout)
+	if cfg.registers(KindExec) {
+		rota.AddWorker[ExecArgs](ws, newExecWorker(cfg), noTimeout)
+	}
+	if cfg.registers(KindHTTP) {
+		rota.AddWorker[HTTPArgs](ws, newHTTPWorker(cfg), noTimeout)
+	}
 }
+
+// registers reports whether Register adds kind.
+func (c Config) registers(kind string) bool { return c.Kinds == nil || slices.Contains(c.Kinds, kind) }
 
 // Kinds lists the kinds Register adds.
 func Kinds() []string { return []string{KindExec, KindHTTP} }

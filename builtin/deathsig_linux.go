@@ -2,7 +2,7 @@ package builtin
 
 import "syscall"
 
-// setParentDeathSignal has the kernel kill the program if its node dies without stopping it
-// (SIGKILL, out of memory). Its job is rescued and runs again elsewhere; the old run must not go
-// on beside it. Only the program itself gets the signal, not what it started.
-func setParentDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }
+// setParentDeathSignal has the kernel send sig to the process attr starts when the thread that
+// started it ends, which for a process's main thread is when the process ends, however it ends
+// (SIGKILL, out of memory).
+func setParentDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) { attr.Pdeathsig = sig }

@@ -5,5 +5,5 @@ package builtin
 import "syscall"
 
 // setParentDeathSignal does nothing where the kernel cannot signal a child when its parent dies:
-// a program outlives a node killed with SIGKILL there.
-func setParentDeathSignal(*syscall.SysProcAttr) {}
+// the life pipe's end alone tells a supervisor that its node died.
+func setParentDeathSignal(*syscall.SysProcAttr, syscall.Signal) {}

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,11 +23,19 @@ const (
 )
 
 // ExecArgs are the args of an exec job: run Program with Args, directly, not through a shell.
+//
+// Every process the program starts ends with the run, and with its node if the node dies first,
+// so a rescued job never runs beside what is left of its last attempt. On Linux that includes a
+// process that detached itself (setsid, a double fork); elsewhere such a process escapes. A
+// daemon meant to outlive its job has to be started by a service manager (systemd-run,
+// systemctl start), which runs it outside the job.
 type ExecArgs struct {
 	// Program is a name looked up in PATH or a path to an executable.
 	Program string   `json:"program"`
 	Args    []string `json:"args,omitempty"`
-	// Env adds variables to the node's environment for this program.
+	// Env adds variables to the program's environment, which otherwise holds only the node's
+	// variables named by ExecBaseEnv and Config.PassEnv. Under Config.AllowPrograms, only the
+	// names in Config.AllowEnv may be set.
 	Env map[string]string `json:"env,omitempty"`
 	// Dir is the working directory. Defaults to the node's.
 	Dir string `json:"dir,omitempty"`
@@ -59,9 +65,12 @@ func (a *ExecArgs) validate() error {
 	if _, err := outputLimit(a.MaxOutputBytes); err != nil {
 		return fmt.Errorf("exec args: max_output_bytes: %w", err)
 	}
-	for k := range a.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("exec args: env name %q is not a valid variable name", k)
+	for k, v := range a.Env {
+		if err := checkEnvName(k); err != nil {
+			return fmt.Errorf("exec args: env name %w", err)
+		}
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("exec args: env %s: the value holds a NUL byte, which no environment can", k)
 		}
 	}
 	return nil
@@ -78,12 +87,12 @@ type ExecResult struct {
 }
 
 type execWorker struct {
-	allow     []string
+	policy    execPolicy
 	maxResult int
 }
 
 func newExecWorker(cfg Config) *execWorker {
-	return &execWorker{allow: slices.Clone(cfg.AllowPrograms), maxResult: cfg.MaxResultBytes}
+	return &execWorker{policy: newExecPolicy(cfg), maxResult: cfg.MaxResultBytes}
 }
 
 // Work runs the job's program and records its output as the result.
@@ -95,49 +104,57 @@ func (w *execWorker) Work(ctx context.Context, job *rota.Job[ExecArgs]) error {
 	return job.SetResult(res)
 }
 
+// program is what runProgram starts: a program name as the job gives it (resolved by
+// runProgram), its arguments without the name, its whole environment and its working directory.
+type program struct {
+	name string
+	args []string
+	env  []string
+	dir  string
+}
+
+// programEnd is how a program that started ended.
+type programEnd struct {
+	// exitCode is -1 when a signal ended the program.
+	exitCode int
+	// state says how it ended as os.ProcessState.String does: "exit status 3", "signal: killed".
+	state string
+	// stopped says that the program was stopped because the context of its run ended.
+	stopped bool
+	// waitErr is what went wrong collecting its output (exec.ErrWaitDelay: a process that
+	// inherited the output kept it open), if anything did.
+	waitErr error
+}
+
 // run runs a program to its end and returns its output. Errors that no retry can fix (a program
 // that is not allowed, does not exist or cannot be executed) are wrapped in rota.Cancel.
 func (w *execWorker) run(ctx context.Context, a ExecArgs) (*ExecResult, error) {
-	if err := a.validate(); err != nil {
+	if err := w.policy.check(a); err != nil {
 		return nil, rota.Cancel(err)
-	}
-	if !w.allowed(a.Program) {
-		return nil, rota.Cancel(fmt.Errorf("program %q is not on this node's allow-list (%s)", a.Program, strings.Join(w.allow, ", ")))
 	}
 	timeout, _ := a.Timeout.orDefault(ExecTimeoutDefault)
 	limit, _ := outputLimit(a.MaxOutputBytes)
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, a.Program, a.Args...)
-	cmd.Dir = a.Dir
-	cmd.Env = environ(a.Env)
 	stdout, stderr := newCapture(limit), newCapture(limit)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	group := newProcessGroup(cmd)
-	// A child that inherited the output pipes keeps them open after the program exits; stop
-	// reading then instead of waiting for it.
-	cmd.WaitDelay = KillGrace + time.Second
-
-	if err := cmd.Start(); err != nil {
-		return nil, startError(a.Program, err)
+	p := program{name: a.Program, args: a.Args, env: w.policy.environ(a.Env), dir: a.Dir}
+	end, err := runProgram(runCtx, p, stdout, stderr)
+	if err != nil {
+		return nil, err
 	}
-	waitErr := cmd.Wait()
-	// Whatever the program left running in its group dies with it, so a job cannot leak
-	// processes. A program that means to leave a daemon behind detaches it (setsid).
-	group.kill()
 
-	res := &ExecResult{ExitCode: cmd.ProcessState.ExitCode()}
+	res := &ExecResult{ExitCode: end.exitCode}
 	switch {
-	case group.stopped() && ctx.Err() != nil:
+	case end.stopped && ctx.Err() != nil:
 		// Cancelled by a user, or the node is stopping: the runtime tells which from ctx.
 		return nil, fmt.Errorf("program %s stopped: %w", a.Program, context.Cause(ctx))
-	case group.stopped():
+	case end.stopped:
 		return nil, withTail(fmt.Errorf("program %s timed out after %v and was killed", a.Program, timeout), stderr)
-	case res.ExitCode != 0:
-		return nil, withTail(exitError(a.Program, cmd.ProcessState), stderr)
-	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
-		return nil, fmt.Errorf("program %s: %w", a.Program, waitErr)
+	case end.exitCode != 0:
+		return nil, withTail(exitError(a.Program, end), stderr)
+	case end.waitErr != nil && !errors.Is(end.waitErr, exec.ErrWaitDelay):
+		return nil, fmt.Errorf("program %s: %w", a.Program, end.waitErr)
 	}
 	w.fit(res, stdout, stderr)
 	return res, nil
@@ -157,37 +174,6 @@ func (w *execWorker) fit(res *ExecResult, stdout, stderr *capture) {
 	}
 }
 
-// allowed reports whether program may run under the allow-list.
-func (w *execWorker) allowed(program string) bool {
-	if len(w.allow) == 0 || slices.Contains(w.allow, program) {
-		return true
-	}
-	resolved, err := exec.LookPath(program)
-	if err != nil {
-		return false
-	}
-	for _, p := range w.allow {
-		if r, err := exec.LookPath(p); err == nil && r == resolved {
-			return true
-		}
-	}
-	return false
-}
-
-// environ returns the node's environment with extra added, overriding variables of the same name.
-func environ(extra map[string]string) []string {
-	env := os.Environ()
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+extra[k])
-	}
-	return env
-}
-
 // startError classifies a program that could not start: missing or not executable is
 // permanent; anything else (out of file descriptors, say) may pass.
 func startError(program string, err error) error {
@@ -198,11 +184,11 @@ func startError(program string, err error) error {
 	return err
 }
 
-func exitError(program string, ps *os.ProcessState) error {
-	if ps.ExitCode() == -1 {
-		return fmt.Errorf("program %s was killed: %s", program, ps)
+func exitError(program string, end programEnd) error {
+	if end.exitCode == -1 {
+		return fmt.Errorf("program %s was killed: %s", program, end.state)
 	}
-	return fmt.Errorf("program %s exited with code %d", program, ps.ExitCode())
+	return fmt.Errorf("program %s exited with code %d", program, end.exitCode)
 }
 
 // withTail adds the end of stderr to err, where a person reading the job's errors looks first.

@@ -212,6 +212,40 @@ func TestExecMissingProgramIsPermanent(t *testing.T) {
 	}
 }
 
+// A program killed by a signal is reported as it would be without the supervisor between it
+// and the node: which signal, and as a failed attempt to retry.
+func TestExecReportsSignal(t *testing.T) {
+	for sig, want := range map[string]string{"KILL": "killed", "TERM": "terminated", "SEGV": "segmentation fault"} {
+		_, err := newTestExec().run(t.Context(), ExecArgs{Program: "sh", Args: []string{"-c", "echo dying >&2; kill -" + sig + " $$"}})
+		if err == nil || isPermanent(err) || !strings.Contains(err.Error(), "program sh was killed: signal: "+want) || !strings.Contains(err.Error(), "dying") {
+			t.Errorf("SIG%s: error = %v, want a retryable \"was killed: signal: %s\" with the stderr tail", sig, err, want)
+		}
+	}
+}
+
+// A program that cannot start for good (no permission to execute it) ends at once; one that might
+// start another time (an exec format error, as from a half-written file) is retried. The cause
+// crosses from the supervisor to the node intact.
+func TestExecStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	notExecutable := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExecutable, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newTestExec().run(t.Context(), ExecArgs{Program: notExecutable})
+	if !isPermanent(err) || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "start "+notExecutable) {
+		t.Errorf("not executable: error = %v, want a permanent permission error", err)
+	}
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("\x00\x01\x02 not a program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newTestExec().run(t.Context(), ExecArgs{Program: garbage})
+	if err == nil || isPermanent(err) || !strings.Contains(err.Error(), "exec format error") {
+		t.Errorf("exec format error: error = %v, want a retryable start error", err)
+	}
+}
+
 func TestExecArgsValidation(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{`{"program":"echo","arg":["x"]}`, `unknown field "arg"`},
@@ -220,6 +254,7 @@ func TestExecArgsValidation(t *testing.T) {
 		{`{"program":"echo","timeout":"soon"}`, "timeout"},
 		{`{"program":"echo","max_output_bytes":10000000}`, "over the maximum"},
 		{`{"program":"echo","env":{"A=B":"x"}}`, "not a valid variable name"},
+		{`{"program":"echo","env":{"A":"x\u0000y"}}`, "NUL"},
 	} {
 		err := Validate(KindExec, []byte(tc.args))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -22,8 +22,10 @@ const HTTPTimeoutDefault = 10 * time.Second
 // HTTPArgs are the args of an http job: send one request; a 2xx answer completes the job.
 type HTTPArgs struct {
 	// Method defaults to GET, or POST when there is a body.
-	Method  string            `json:"method,omitempty"`
-	URL     string            `json:"url"`
+	Method string `json:"method,omitempty"`
+	URL    string `json:"url"`
+	// Headers are sent with the request. Authorization, Proxy-Authorization and Cookie go only to
+	// the URL's origin: a redirect to another scheme, host or port gets the others.
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
 	// Timeout bounds the whole exchange, body included. Defaults to HTTPTimeoutDefault.
@@ -50,6 +52,10 @@ type HTTPResult struct {
 	Body    string            `json:"body"`
 	// Truncated says the body was longer than what was kept.
 	Truncated bool `json:"truncated"`
+	// HeadersTruncated says some headers were left out, largest first, so that the result fits
+	// the node's result limit (Config.MaxResultBytes): the request succeeded, and a result too
+	// large to record would have it sent again.
+	HeadersTruncated bool `json:"headers_truncated,omitempty"`
 }
 
 type httpWorker struct {
@@ -57,10 +63,30 @@ type httpWorker struct {
 	maxResult int
 }
 
+// newHTTPWorker builds the client that sends the jobs' requests. The default one refuses internal
+// addresses (netGuard) and ignores HTTP_PROXY and the like: through a proxy, the guard would judge
+// the proxy's address instead of the target's, and the proxy would reach internal addresses for
+// any job. A Config.HTTPClient is used as given, with its own transport, proxy and address
+// policy (the guard and HTTPAllow do not apply to it); only when it has no CheckRedirect does it
+// get the default one's, which keeps the job's credentials to its URL's origin. It panics on a bad
+// HTTPAllow entry (see CheckHTTPAllow).
 func newHTTPWorker(cfg Config) *httpWorker {
-	c := cfg.HTTPClient
-	if c == nil {
-		c = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	guard, err := newNetGuard(cfg.HTTPAllow)
+	if err != nil {
+		panic(fmt.Sprintf("builtin: Config.HTTPAllow: %v", err))
+	}
+	var c *http.Client
+	if cfg.HTTPClient != nil {
+		given := *cfg.HTTPClient
+		if given.CheckRedirect == nil {
+			given.CheckRedirect = checkRedirect
+		}
+		c = &given
+	} else {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = guard.dialContext()
+		c = &http.Client{Transport: t, CheckRedirect: checkRedirect}
 	}
 	return &httpWorker{client: c, maxResult: cfg.MaxResultBytes}
 }
@@ -104,6 +130,9 @@ func (a *HTTPArgs) request() (*http.Request, error) {
 		return nil, fmt.Errorf("http args: %w", err)
 	}
 	for k, v := range a.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return nil, fmt.Errorf("http args: %w", err)
+		}
 		req.Header.Set(k, v)
 	}
 	// The client sends req.Host, never a Host header.
@@ -114,8 +143,9 @@ func (a *HTTPArgs) request() (*http.Request, error) {
 	return req, nil
 }
 
-// run sends the request. Args that can never work (a bad URL or method) end the job through
-// rota.Cancel; a non-2xx answer or a network error fails the attempt, to be retried.
+// run sends the request. Args that can never work (a bad URL or method, a URL whose host is a
+// refused address) end the job through rota.Cancel; a non-2xx answer, a redirect to a refused
+// address or a network error fails the attempt, to be retried.
 func (w *httpWorker) run(ctx context.Context, a HTTPArgs) (*HTTPResult, error) {
 	req, err := a.request()
 	if err != nil {
@@ -131,6 +161,9 @@ func (w *httpWorker) run(ctx context.Context, a HTTPArgs) (*HTTPResult, error) {
 	}
 	resp, err := w.client.Do(req.WithContext(reqCtx))
 	if err != nil {
+		if err := refusal(req, err); err != nil {
+			return nil, err
+		}
 		return nil, w.transportError(ctx, reqCtx, req, timeout, err)
 	}
 	defer resp.Body.Close()
@@ -164,15 +197,22 @@ func (w *httpWorker) transportError(ctx, reqCtx context.Context, req *http.Reque
 	return fmt.Errorf("%s %s: %w", req.Method, redact(req.URL), err)
 }
 
-// fitHTTP fills the body, trimming it until the encoded result is within max bytes.
-func fitHTTP(res *HTTPResult, body *capture, max int) {
-	for {
-		res.Body, res.Truncated = body.String(), body.Truncated()
-		if size := encodedSize(res); size <= max || res.Body == "" {
-			return
-		}
-		body.shrink()
+// refusal returns the job's error when the guard refused an address of err's request, or nil.
+// When the refused host is the job's own, no attempt can succeed and the job is cancelled; a
+// redirect elsewhere fails the attempt, as other non-2xx answers do, since the server may change
+// where it redirects.
+func refusal(req *http.Request, err error) error {
+	var refused *refusedError
+	if !errors.As(err, &refused) {
+		return nil
 	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		if hop, perr := url.Parse(uerr.URL); perr == nil && hop.Host != req.URL.Host {
+			return fmt.Errorf("%s %s: redirect to %s: %w", req.Method, redact(req.URL), redact(hop), refused)
+		}
+	}
+	return rota.Cancel(fmt.Errorf("http args: %s %s: %w", req.Method, redact(req.URL), refused))
 }
 
 // redact hides a password in a URL, which job errors would otherwise show to anyone who can list

@@ -13,8 +13,9 @@ import (
 	"github.com/rotahq/rota"
 )
 
+// newTestHTTP returns a worker that may call the test servers, which listen on 127.0.0.1.
 func newTestHTTP() *httpWorker {
-	return newHTTPWorker(Config{MaxResultBytes: rota.MaxResultBytesDefault})
+	return newHTTPWorker(Config{MaxResultBytes: rota.MaxResultBytesDefault, HTTPAllow: []string{"127.0.0.1"}})
 }
 
 func TestHTTPSuccess(t *testing.T) {
@@ -134,11 +135,23 @@ func TestHTTPArgsValidation(t *testing.T) {
 		{`{"url":"http://x","body":"b","hedaers":{}}`, `unknown field "hedaers"`},
 		{`{"url":"mailto:a@b"}`, "scheme must be http or https"},
 		{`{"url":"http://x","timeout":"-1s"}`, "negative"},
+		// A CR or LF would split the request; the transport would refuse it at every attempt.
+		{`{"url":"http://x","headers":{"X-A":"a\r\nX-Injected: 1"}}`, `header "X-A": value contains the control character '\r'`},
+		{`{"url":"http://x","headers":{"X-A":"a\nb"}}`, `control character '\n'`},
+		{`{"url":"http://x","headers":{"X-A":"a\u0000b"}}`, `control character '\x00'`},
+		{`{"url":"http://x","headers":{"X A":"b"}}`, `header name "X A" is not valid`},
+		{`{"url":"http://x","headers":{"X-A:":"b"}}`, `header name "X-A:" is not valid`},
+		{`{"url":"http://x","headers":{"":"b"}}`, "header name is empty"},
+		{`{"url":"http://x","headers":{"Host":"a\r\nb"}}`, `header "Host"`},
 	} {
 		err := Validate(KindHTTP, []byte(tc.args))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%s) = %v, want an error containing %q", tc.args, err, tc.want)
 		}
+	}
+	// A tab and bytes beyond ASCII are allowed in a value, as HTTP allows them.
+	if err := Validate(KindHTTP, []byte(`{"url":"http://x","headers":{"X-A":"a\tb é"}}`)); err != nil {
+		t.Errorf("Validate: %v", err)
 	}
 }
 

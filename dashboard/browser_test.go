@@ -13,8 +13,8 @@ import (
 )
 
 // An operator in a real browser: signs in, follows the link they were sent, reads a failed
-// job's error, runs, cancels and retries a job, pauses a queue, and sees the node's attempts
-// on the chart.
+// job's error, runs, cancels and retries a job, pauses a queue, sees the node's attempts on
+// the chart, and signs out.
 func TestInABrowser(t *testing.T) {
 	s := newSite(t) // before the browser, so the browser closes first
 	ctx := browsertest.Context(t)
@@ -81,6 +81,11 @@ func TestInABrowser(t *testing.T) {
 			t.Fatal("the store has the default queue running after Pause")
 		}
 	}
+	// Signing out ends the session: the pages ask to sign in again.
+	step(t, ctx, "sign out",
+		chromedp.Click(chromedp.CSS("form.logout button")), chromedp.WaitVisible(chromedp.ID("token")))
+	step(t, ctx, "open the queues signed out",
+		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.ID("token")))
 }
 
 // step runs one user action in the browser, bounded so that a page that never comes names the

@@ -2,21 +2,24 @@ package dashboard
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/webguard"
 )
 
 //go:embed templates/*.html
@@ -25,7 +28,7 @@ var templateFiles embed.FS
 //go:embed static
 var staticFiles embed.FS
 
-// cookieName holds the browser's proof that it signed in.
+// cookieName holds the id of the browser's session.
 const cookieName = "rota_session"
 
 // Config configures New.
@@ -35,11 +38,26 @@ type Config struct {
 	// Node, when set, is the node whose attempts the throughput chart counts.
 	Node *rota.Node
 	// Token is what signing in takes: the API token. Required unless NoAuth is set.
-	Token  string
+	Token string
+	// NoAuth serves every page without signing in, for a listener only trusted people can
+	// reach. Requests must then name the server by a loopback name or address, its own
+	// address, or one of AllowedHosts: anything else may be a web page that reached it by DNS
+	// rebinding.
 	NoAuth bool
+	// AllowedHosts are the further Host names (or addresses) served with NoAuth: "name" for
+	// any port, "name:port" for one. Not used with a token.
+	AllowedHosts []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client that failed
+	// sign-ins are counted against. By default that is the connection's peer.
+	TrustedProxies []netip.Prefix
+	// SessionTTL is how long a sign-in lasts. Defaults to SessionTTLDefault.
+	SessionTTL time.Duration
+	// MaxSessions bounds the sessions kept at once. Defaults to SessionsMaxDefault.
+	MaxSessions int
 	// Logger receives failures that are not the user's. Defaults to slog.Default().
 	Logger *slog.Logger
-	// Clock defaults to the real clock.
+	// Clock times sessions, the limit on failed sign-ins and the throughput chart. Defaults to
+	// the real clock.
 	Clock clockwork.Clock
 }
 
@@ -51,7 +69,10 @@ type Dashboard struct {
 	clock      clockwork.Clock
 	noAuth     bool
 	token      []byte
-	session    string // the cookie value a signed-in browser holds
+	sessions   *sessions
+	limit      *webguard.Limiter // failed sign-ins per client
+	trusted    []netip.Prefix
+	hosts      *webguard.Hosts
 	pages      map[string]*template.Template
 	handler    http.Handler
 	throughput *throughput // nil without a node
@@ -66,19 +87,29 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Token == "" && !cfg.NoAuth {
 		return nil, errors.New("dashboard: set Config.Token, or Config.NoAuth to serve without signing in")
 	}
-	d := &Dashboard{client: cfg.Client, logger: cfg.Logger, clock: cfg.Clock, noAuth: cfg.NoAuth, token: []byte(cfg.Token)}
+	if cfg.Token != "" && cfg.NoAuth {
+		return nil, errors.New("dashboard: Config.Token and Config.NoAuth are both set; set one")
+	}
+	hosts, err := webguard.NewHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: Config.AllowedHosts: %w", err)
+	}
+	d := &Dashboard{client: cfg.Client, logger: cfg.Logger, clock: cfg.Clock, noAuth: cfg.NoAuth, token: []byte(cfg.Token),
+		trusted: cfg.TrustedProxies, hosts: hosts}
 	if d.logger == nil {
 		d.logger = slog.Default()
 	}
 	if d.clock == nil {
 		d.clock = clockwork.NewRealClock()
 	}
-	// The session cookie is a MAC of a fixed text under the token: nothing to store on the
-	// server, and a new token invalidates every cookie made with the old one.
-	mac := hmac.New(sha256.New, d.token)
-	mac.Write([]byte("rota dashboard session"))
-	d.session = hex.EncodeToString(mac.Sum(nil))
-	var err error
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = SessionTTLDefault
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = SessionsMaxDefault
+	}
+	d.sessions = newSessions(d.clock, cfg.SessionTTL, cfg.MaxSessions)
+	d.limit = webguard.NewLimiter(d.clock, 0, 0, 0)
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -119,8 +150,14 @@ func (d *Dashboard) routes() {
 }
 
 // ServeHTTP serves the dashboard's pages, with headers that keep them out of frames and keep
-// them from loading anything from elsewhere.
+// them from loading anything from elsewhere. Without sign-in, it serves only Host names no
+// other site can point here (webguard.Hosts): a page the operator visits could otherwise reach
+// the dashboard by DNS rebinding and cancel or retry jobs.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d.noAuth && !d.hosts.Allowed(r) {
+		http.Error(w, webguard.Refusal(r, "Config.AllowedHosts, rota serve --api-allow-host"), http.StatusMisdirectedRequest)
+		return
+	}
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
@@ -132,7 +169,7 @@ func (d *Dashboard) signedIn(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !d.noAuth {
 			c, err := r.Cookie(cookieName)
-			if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(d.session)) != 1 {
+			if err != nil || !d.sessions.valid(c.Value) {
 				if r.Method != http.MethodGet {
 					http.Error(w, "sign in first", http.StatusUnauthorized)
 					return
@@ -149,22 +186,43 @@ func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "login", map[string]any{"Next": safeNext(r.URL.Query().Get("next")), "Failed": false})
 }
 
+// login signs a browser in with the token, or counts a failure against its client: after
+// webguard.FailBurstDefault failures in a row, one more try per webguard.FailEveryDefault.
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	next := safeNext(r.PostFormValue("next"))
-	a, b := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256(d.token)
-	if d.noAuth || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+	if d.noAuth {
 		d.render(w, r, http.StatusUnauthorized, "login", map[string]any{"Next": next, "Failed": true})
 		return
 	}
+	client := webguard.ClientKey(r, d.trusted)
+	if wait := d.limit.Wait(client); wait > 0 {
+		secs := webguard.RetryAfter(wait)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		d.render(w, r, http.StatusTooManyRequests, "login", map[string]any{"Next": next, "Wait": secs})
+		return
+	}
+	a, b := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256(d.token)
+	if subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+		d.limit.Fail(client)
+		d.render(w, r, http.StatusUnauthorized, "login", map[string]any{"Next": next, "Failed": true})
+		return
+	}
+	value, expires := d.sessions.create()
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: d.session, Path: "/", HttpOnly: true, Secure: secure(r),
-		SameSite: http.SameSiteStrictMode,
+		Name: cookieName, Value: value, Path: "/", HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode,
+		// The browser forgets the cookie when the session ends anyway.
+		Expires: expires, MaxAge: int(expires.Sub(d.clock.Now()).Seconds()),
 	})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// logout ends the browser's session on the server, so that its cookie, wherever else it was
+// copied, no longer signs anyone in.
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		d.sessions.end(c.Value)
+	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure(r),
 		SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)

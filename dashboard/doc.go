@@ -5,8 +5,11 @@
 // An operator can pause and resume queues and schedules, and cancel and retry jobs.
 //
 // Pages are rendered on the server (html/template) and work without JavaScript. Signing in
-// takes the API token; the browser then holds a cookie derived from it (HttpOnly,
-// SameSite=Strict, Secure when the browser came over TLS), so changing the token signs everyone
-// out. Every form, signing in and out included, is refused when the browser says it came from
-// another site (http.CrossOriginProtection).
+// takes the API token; the browser then holds the random id of a session kept in the process's
+// memory (a cookie: HttpOnly, SameSite=Strict, Secure when the browser came over TLS). A
+// session ends on sign-out, SessionTTLDefault after it began, or when the process stops, so a
+// restart signs everyone out. Failed sign-ins are limited per client address. Every form,
+// signing in and out included, is refused when the browser says it came from another site
+// (http.CrossOriginProtection). Without sign-in (NoAuth), only Host names no other site can
+// point at the server are served, against DNS rebinding.
 package dashboard

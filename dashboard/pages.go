@@ -81,6 +81,9 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusNotFound
 	case errors.Is(err, store.ErrJobRunning):
 		status = http.StatusConflict
+	case errors.Is(err, store.ErrUnavailable):
+		status = http.StatusServiceUnavailable
+		d.logger.Warn("rota: dashboard: the store cannot take the request", "path", r.URL.Path, "error", err)
 	default:
 		d.logger.Error("rota: dashboard: request failed", "path", r.URL.Path, "error", err)
 	}

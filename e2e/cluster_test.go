@@ -19,9 +19,9 @@ import (
 	"github.com/rotahq/rota/store/postgres"
 )
 
-// nodeEnv names the variable each `rota serve` process gets with its node id. Programs inherit
-// the node's environment, so a job's shell script can say which node ran it.
-const nodeEnv = "ROTA_E2E_NODE"
+// nodeEnv names the variable each `rota serve` process gets with its node id. Programs get
+// it through --pass-env, so a job's shell script can say which node ran it.
+const nodeEnv = "E2E_NODE"
 
 // cluster is one test's store (its own schema) and the `rota serve` processes on it.
 type cluster struct {
@@ -82,7 +82,7 @@ func (c *cluster) rota(args ...string) string {
 // serves, and makes sure it is killed when the test ends, failed or not.
 func (c *cluster) start(id string, flags ...string) *node {
 	c.t.Helper()
-	args := append([]string{"--store", c.nodeStore(id), "serve", "--node-id", id, "--log-format", "json"}, flags...)
+	args := append([]string{"--store", c.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv}, flags...)
 	n := &node{id: id, out: &logBuffer{}, done: make(chan struct{})}
 	n.cmd = exec.Command(rotaBin, args...)
 	n.cmd.Env = append(os.Environ(), "ROTA_STORE=", nodeEnv+"="+id)

@@ -10,8 +10,7 @@ import (
 
 // fastFailover makes nodes give up a dead peer in seconds instead of the production defaults'
 // tens of seconds: job leases of 3 s (heartbeat every 1 s) looked at every second, and a leader
-// lease of 3 s renewed every second that the others try for every second. The leader runs the
-// rescuer, so a killed leader must be replaced before its jobs can be rescued.
+// lease of 3 s renewed every second that the others try for every second.
 var fastFailover = []string{
 	"--job-lease", "3s", "--rescue-interval", "1s",
 	"--leader-ttl", "3s", "--leader-renew", "1s", "--leader-try", "1s",
@@ -23,8 +22,8 @@ const sigkillJobs = exactlyOnceJobs
 // A node SIGKILLed mid-run loses nothing: every job ends completed and runs at least once. Only
 // the jobs the dead node held when it died may run twice (its program may have written before the
 // node could record the outcome), and the store shows exactly those as rescued from it: a lost
-// lease on their first attempt, completed at the second. The victim is the leader, so the
-// rescuer itself has to fail over before anything is rescued.
+// lease on their first attempt, completed at the second. The victim is the leader: its jobs and
+// its leader services fail over at once.
 func TestSIGKILLMidRun(t *testing.T) {
 	c := newCluster(t, sharedPostgres(t))
 	for _, id := range []string{"n1", "n2", "n3"} {

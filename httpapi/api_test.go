@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/httpapi"
 	"github.com/rotahq/rota/internal/leader"
@@ -46,20 +48,32 @@ func newServer(t *testing.T) *server {
 // newServerWith is newServer with cfg, whose Client and Logger it fills in.
 func newServerWith(t *testing.T, cfg httpapi.Config) *server {
 	t.Helper()
+	h, client := newHandler(t, cfg)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return &server{url: ts.URL, client: client}
+}
+
+// newHandler is the API with cfg on a real SQLite store, for tests that call it directly: to
+// choose the client's address, or to call it many times fast. It fills in cfg's Client, and its
+// Logger unless set.
+func newHandler(t testing.TB, cfg httpapi.Config) (http.Handler, *rota.Client) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	client := rota.NewClient(st, &rota.ClientConfig{Logger: quiet})
-	cfg.Client, cfg.Logger = client, quiet
+	cfg.Client = client
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
 	h, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return &server{url: ts.URL, client: client}
+	return h, client
 }
 
 // startNode runs a node on the server's store that works greet jobs.
@@ -144,16 +158,21 @@ func (s *server) countJobs(t *testing.T) int {
 }
 
 func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
-	s := newServer(t)
+	// The wrong tries below are a minute apart, so that the limit on them (see
+	// TestWrongTokensAreLimitedPerClient) never answers instead of the check.
+	clock := clockwork.NewFakeClock()
+	s := newServerWith(t, httpapi.Config{Token: token, Clock: clock})
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer"} {
 		var e apiError
 		if got := s.callAs(t, auth, "GET", "/v1/queues", "", &e); got != http.StatusUnauthorized || e.Code != "unauthorized" {
 			t.Errorf("Authorization %q: %d %+v, want 401", auth, got, e)
 		}
+		clock.Advance(time.Minute)
 	}
 	if got := s.callAs(t, "", "POST", "/v1/jobs", `{"kind":"greet"}`, nil); got != http.StatusUnauthorized {
 		t.Errorf("enqueue without a token: %d", got)
 	}
+	clock.Advance(time.Minute)
 	if n := s.countJobs(t); n != 0 {
 		t.Fatalf("%d jobs inserted without a token", n)
 	}
@@ -177,6 +196,7 @@ func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 		if got := s.callAs(t, "", route[0], route[1], "", nil); got != http.StatusUnauthorized {
 			t.Errorf("%s %s without a token: %d", route[0], route[1], got)
 		}
+		clock.Advance(time.Minute)
 	}
 	if _, err := httpapi.New(httpapi.Config{Client: s.client}); err == nil {
 		t.Error("New without a token or NoAuth succeeded")
@@ -379,7 +399,7 @@ func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
 	s := newServerWith(t, httpapi.Config{NoAuth: true})
 	for _, hdr := range []map[string]string{{"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}} {
-		req, _ := http.NewRequest("POST", s.url+"/v1/jobs", strings.NewReader(`{"kind":"exec"}`))
+		req, _ := http.NewRequest("POST", s.url+"/v1/jobs", strings.NewReader(`{"kind":"exec","args":{"program":"true"}}`))
 		req.Header.Set("Content-Type", "text/plain")
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -394,7 +414,7 @@ func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
 		}
 	}
 	// A program (no browser headers) is served.
-	resp, err := http.Post(s.url+"/v1/jobs", "application/json", strings.NewReader(`{"kind":"exec"}`))
+	resp, err := http.Post(s.url+"/v1/jobs", "application/json", strings.NewReader(`{"kind":"exec","args":{"program":"true"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,15 @@
 //	GET    /v1/status                    nodes and the leader
 //
 // Errors are {"error": "what happened", "code": "invalid"} with a status that says whose fault
-// it was: 400 invalid input (unknown fields included), 401 no or a wrong token, 403 a browser
-// request sent by a page of another site, 404 not found, 409 the job is running, 413 a body
-// over the size limit, 429 a best-effort insert refused because its queue is busy, 501 status
-// on a store without a node registry, 503 the store did not answer in time or the caller left,
-// 500 anything else (and logged).
+// it was: 400 invalid input (unknown fields included, and args of the built-in kinds exec and
+// http that their workers would refuse), 401 no or a wrong token, 403 a browser request sent by
+// a page of another site, 404 not found, 409 the job is running, 413 a body over the size
+// limit, 421 a Host not served without a token (see Config.NoAuth), 429 a best-effort insert
+// refused because its queue is busy, or a client that sent too many wrong tokens (with
+// Retry-After), 501 status on a store without a node registry, 503 the store cannot take
+// writes, did not answer in time, or the caller left, 500 anything else (and logged).
+//
+// Wrong tokens are limited per client address: a burst of 10, then one per 6 s; a
+// client over the limit gets 429 for every request, the right token included, until it may try
+// again.
 package httpapi

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/builtin"
 )
 
 // jobRequest is one job to enqueue. Only kind is required; args default to {}.
@@ -39,14 +41,27 @@ type insertResult struct {
 	Duplicate bool         `json:"duplicate"`
 }
 
+// kindArgs returns a request's args, {} when absent, checked as kind's worker will read them
+// when kind is built in (exec, http): a misspelt field or a missing program is then refused
+// now, with the reason, instead of inserting a job that fails on its first attempt.
+func kindArgs(kind string, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if err := builtin.Validate(kind, args); err != nil {
+		return nil, fmt.Errorf(`"args": %w`, err)
+	}
+	return args, nil
+}
+
 // params turns a request into what the client inserts.
 func (j *jobRequest) params() (rota.InsertManyParams, error) {
 	if j.Kind == "" {
 		return rota.InsertManyParams{}, errors.New(`"kind" is required`)
 	}
-	args := j.Args
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
+	args, err := kindArgs(j.Kind, j.Args)
+	if err != nil {
+		return rota.InsertManyParams{}, err
 	}
 	opts := &rota.InsertOpts{
 		Queue: j.Queue, Priority: j.Priority, MaxAttempts: j.MaxAttempts, UniqueKey: j.UniqueKey,

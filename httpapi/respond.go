@@ -48,6 +48,12 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusTooManyRequests, "busy", err.Error())
 	case errors.Is(err, rota.ErrNoRegistry):
 		writeError(w, http.StatusNotImplemented, "unsupported", err.Error())
+	case errors.Is(err, store.ErrUnavailable):
+		// The store cannot take writes now (a full disk, a read-only file, a lost connection):
+		// not the caller's fault, and it may pass, so the caller may try again later. The
+		// operator is told, for it will not pass by itself.
+		a.logger.Warn("rota: api: the store cannot take the request", "method", r.Method, "path", r.URL.Path, "error", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 	case r.Context().Err() != nil:
 		// The caller went away; nobody reads the answer.
 		writeError(w, http.StatusServiceUnavailable, "cancelled", err.Error())

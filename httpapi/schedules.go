@@ -56,9 +56,10 @@ func (a *api) putSchedule(w http.ResponseWriter, r *http.Request) {
 		invalid(w, `"kind" is required`)
 		return
 	}
-	args := req.Args
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
+	args, err := kindArgs(req.Kind, req.Args)
+	if err != nil {
+		invalid(w, "%v", err)
+		return
 	}
 	s, err := a.client.UpsertSchedule(r.Context(), rota.Schedule{
 		Name: r.PathValue("name"), Expr: req.Expr, Zone: req.Zone,

@@ -1,15 +1,17 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"net/netip"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/webguard"
 )
 
 // Defaults for Config.
@@ -30,8 +32,20 @@ type Config struct {
 	// Token is the secret every request must carry. Required unless NoAuth is set, so that an
 	// open API is a decision, not an accident.
 	Token string
-	// NoAuth serves without a token, for a listener only trusted callers can reach.
+	// NoAuth serves without a token, for a listener only trusted callers can reach. Requests
+	// must then name the server by a loopback name or address, its own address, or one of
+	// AllowedHosts: anything else may be a web page that reached it by DNS rebinding.
 	NoAuth bool
+	// AllowedHosts are the further Host names (or addresses) served with NoAuth: "name" for
+	// any port, "name:port" for one. Without NoAuth it is not used: a token keeps out what a
+	// Host check would.
+	AllowedHosts []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client that failed
+	// tokens are counted against. By default the connection's peer is that client, and the
+	// header is ignored: anyone can send it.
+	TrustedProxies []netip.Prefix
+	// Clock times the limit on failed tokens. Defaults to the real clock.
+	Clock clockwork.Clock
 	// Logger receives failures that are not the caller's (500s). Defaults to slog.Default().
 	Logger *slog.Logger
 	// WaitMax caps the timeout of one wait request. Defaults to WaitMaxDefault.
@@ -57,9 +71,22 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Token == "" && !cfg.NoAuth {
 		return nil, errors.New("httpapi: set Config.Token, or Config.NoAuth to serve without authentication")
 	}
+	if cfg.Token != "" && cfg.NoAuth {
+		// Either the token was meant to be asked for, or the operator thinks it is: both mean
+		// the server would not do what its operator expects.
+		return nil, errors.New("httpapi: Config.Token and Config.NoAuth are both set; set one")
+	}
+	hosts, err := webguard.NewHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: Config.AllowedHosts: %w", err)
+	}
 	a := &api{client: cfg.Client, logger: cfg.Logger, waitMax: cfg.WaitMax, bodyMax: cfg.BodyMax}
 	if a.logger == nil {
 		a.logger = slog.Default()
+	}
+	if !cfg.NoAuth && len(cfg.Token) < TokenMinLength {
+		a.logger.Warn(fmt.Sprintf("rota: the API token is short; use at least %d random characters, such as `openssl rand -hex 32` prints",
+			TokenMinLength), "length", len(cfg.Token))
 	}
 	if a.waitMax <= 0 {
 		a.waitMax = WaitMaxDefault
@@ -93,30 +120,18 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	var protected http.Handler = v1
-	if !cfg.NoAuth {
-		protected = requireToken(cfg.Token, v1)
+	if cfg.NoAuth {
+		mux.Handle("/", v1)
+	} else {
+		limit := webguard.NewLimiter(cfg.Clock, 0, 0, 0)
+		mux.Handle("/", requireToken(cfg.Token, limit, cfg.TrustedProxies, v1))
 	}
-	mux.Handle("/", protected)
 	// A browser page from another site may not POST here: without a token (NoAuth) such a page
 	// could otherwise enqueue jobs, a text/plain body being one no browser asks leave to send.
 	// Programs send neither Sec-Fetch-Site nor Origin and are not affected.
-	return http.NewCrossOriginProtection().Handler(mux), nil
-}
-
-// requireToken lets through requests that carry token as a bearer token. The comparison takes
-// the same time whatever the guess: both sides are hashed first, so neither the token's length
-// nor its first wrong byte shows in the timing.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		sum := sha256.Sum256([]byte(got))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong API token (Authorization: Bearer TOKEN)")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	h := http.NewCrossOriginProtection().Handler(mux)
+	if cfg.NoAuth {
+		h = requireHost(hosts, h)
+	}
+	return h, nil
 }

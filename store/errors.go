@@ -11,4 +11,8 @@ var (
 	ErrSchemaTooNew = errors.New("store schema is newer than this build understands")
 	// ErrInvalidLimit is returned by SetLimit for a limit that fails Limit.Validate.
 	ErrInvalidLimit = errors.New("invalid limit")
+	// ErrUnavailable is wrapped by errors of a store that cannot take writes for a reason of its
+	// own, not the caller's: a full disk, a read-only file or database, a lost connection. The
+	// call may succeed later; callers such as the HTTP API answer 503, not 500.
+	ErrUnavailable = errors.New("store unavailable")
 )

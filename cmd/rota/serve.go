@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +29,12 @@ const drainTimeoutDefault = 25 * time.Second
 type serveOptions struct {
 	queues       []string
 	allow        []string
+	allowEnv     []string
+	passEnv      []string
+	httpAllow    []string
+	kinds        []string
+	noExec       bool
+	noHTTP       bool
 	logFormat    string
 	logLevel     string
 	drainTimeout time.Duration
@@ -39,6 +47,8 @@ type serveOptions struct {
 	httpAddr     string
 	apiTokenFile string
 	apiNoAuth    bool
+	apiHosts     []string
+	apiProxies   []string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -53,7 +63,9 @@ SIGINT or SIGTERM stops it gracefully: it takes no new jobs, lets running ones f
 A second signal cancels running jobs at once; a third ends the process.
 
 exec runs any program a job names, as the user running this command. Restrict it with
---allow-program.`,
+--allow-program (and --allow-env), or turn it off with --no-exec. Programs get a clean
+environment: none of rota's own variables, only a minimal set and --pass-env. http refuses
+loopback, private and link-local addresses unless --http-allow opens them. See docs/security.md.`,
 		Example: `  rota serve
   rota serve --queues default=20,reports=2 --allow-program /usr/local/bin/backup.sh
   ROTA_STORE=postgres://rota@db/rota rota serve --log-format json`,
@@ -65,6 +77,15 @@ exec runs any program a job names, as the user running this command. Restrict it
 		"queues to serve, each NAME or NAME=CONCURRENCY (repeat or separate with commas)")
 	f.StringArrayVar(&o.allow, "allow-program", nil,
 		"allow exec jobs to run only this program (repeatable); without it exec runs any program")
+	f.StringArrayVar(&o.allowEnv, "allow-env", nil,
+		"with --allow-program, let exec jobs set this environment variable (repeatable); without it they may set none")
+	f.StringArrayVar(&o.passEnv, "pass-env", nil,
+		"pass this variable of rota's own environment to exec programs (repeatable), beyond "+strings.Join(builtin.ExecBaseEnv, ", ")+"; never a ROTA_ one")
+	f.StringArrayVar(&o.httpAllow, "http-allow", nil,
+		"let http jobs reach this CIDR, IP or host (repeatable); loopback, private and link-local addresses are refused without it")
+	f.StringSliceVar(&o.kinds, "kinds", builtin.Kinds(), "the built-in kinds this node runs")
+	f.BoolVar(&o.noExec, "no-exec", false, "run no exec jobs (the same as leaving exec out of --kinds)")
+	f.BoolVar(&o.noHTTP, "no-http", false, "run no http jobs (the same as leaving http out of --kinds)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&o.nodeID, "node-id", "", "this node's id in leases, logs and `rota status` (default host-pid-random)")
@@ -77,7 +98,11 @@ exec runs any program a job names, as the user running this command. Restrict it
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, such as 127.0.0.1:9464 (off when empty)")
 	f.StringVar(&o.httpAddr, "http-addr", "", "serve the HTTP JSON API at http://ADDR/v1/ and the dashboard at http://ADDR/, such as 127.0.0.1:8080 (off when empty); the token they take comes from $"+apiTokenEnv+" or --api-token-file")
 	f.StringVar(&o.apiTokenFile, "api-token-file", "", "read the HTTP API's token from this file instead of $"+apiTokenEnv)
-	f.BoolVar(&o.apiNoAuth, "api-no-auth", false, "serve the HTTP API and dashboard without a token (only where nobody untrusted can reach them)")
+	f.BoolVar(&o.apiNoAuth, "api-no-auth", false, "serve the HTTP API and dashboard without a token: only on a loopback --http-addr, only to loopback Host names (see --api-allow-host)")
+	f.StringArrayVar(&o.apiHosts, "api-allow-host", nil,
+		"with --api-no-auth, also answer requests for this Host (NAME, or NAME:PORT for that port only; repeatable); loopback names and addresses always are")
+	f.StringArrayVar(&o.apiProxies, "api-trusted-proxy", nil,
+		"believe X-Forwarded-For from this reverse proxy (IP or CIDR, repeatable) when limiting failed tokens and sign-ins per client")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", drainTimeoutDefault,
 		"on SIGINT/SIGTERM, how long running jobs may finish before they are cancelled and handed back")
 	return cmd
@@ -95,6 +120,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if o.drainTimeout < 0 {
 		return fmt.Errorf("--drain-timeout %v is negative", o.drainTimeout)
 	}
+	bcfg, err := o.builtinConfig()
+	if err != nil {
+		return err
+	}
 	// Listen before starting, so a signal sent while the node starts is not lost.
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -110,8 +139,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer closeStore(st, logger)
+	if err := checkWritable(ctx, st, "rota serve "+o.nodeID, a.storeName()); err != nil {
+		return err
+	}
 	workers := rota.NewWorkers()
-	builtin.Register(workers, builtin.Config{AllowPrograms: o.allow})
+	builtin.Register(workers, bcfg)
 	node, err := rota.NewNode(rota.Config{
 		Store: st, Workers: workers, Queues: queues, Logger: logger, ID: o.nodeID, Version: buildVersion().Version,
 		JobLease: o.jobLease, RescueInterval: o.rescueEvery, Leader: o.leader, MinFreeMemory: o.minFreeMem,
@@ -133,7 +165,12 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		if err != nil {
 			return err
 		}
-		stop, err := serveWeb(node, o.httpAddr, token, o.apiNoAuth, logger)
+		proxies, err := parseTrustedProxies(o.apiProxies)
+		if err != nil {
+			return err
+		}
+		stop, err := serveWeb(node, webOptions{addr: o.httpAddr, token: token, noAuth: o.apiNoAuth,
+			allowedHosts: o.apiHosts, trustedProxies: proxies}, logger)
 		if err != nil {
 			return err
 		}
@@ -143,11 +180,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err := node.Start(ctx); err != nil {
 		return err
 	}
-	logger.Info("rota: serving", "store", a.storeName(), "queues", queueNames(queues), "kinds", builtin.Kinds())
-	if len(o.allow) == 0 {
-		logger.Warn("rota: exec jobs may run any program as this user; restrict them with --allow-program")
-	} else {
-		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow)
+	logger.Info("rota: serving", "store", a.storeName(), "queues", queueNames(queues), "kinds", bcfg.Kinds)
+	switch {
+	case !slices.Contains(bcfg.Kinds, builtin.KindExec):
+	case len(o.allow) == 0:
+		logger.Warn("rota: exec jobs may run any program as this user; restrict them with --allow-program, or turn exec off with --no-exec")
+	default:
+		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow, "env", o.allowEnv)
 	}
 	select {
 	case sig := <-sigs:
@@ -175,6 +214,34 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	logger.Info("rota: stopped")
 	return nil
+}
+
+// builtinConfig is the built-in kinds' configuration the flags ask for.
+func (o serveOptions) builtinConfig() (builtin.Config, error) {
+	var kinds []string
+	for _, k := range o.kinds {
+		k = strings.TrimSpace(k)
+		switch {
+		case k == "":
+			continue
+		case !builtin.IsKind(k):
+			return builtin.Config{}, fmt.Errorf("--kinds %q: the built-in kinds are %s", k, strings.Join(builtin.Kinds(), ", "))
+		case k == builtin.KindExec && o.noExec, k == builtin.KindHTTP && o.noHTTP, slices.Contains(kinds, k):
+			continue
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return builtin.Config{}, errors.New("--kinds, --no-exec and --no-http leave this node no kind to run")
+	}
+	if len(o.allowEnv) > 0 && len(o.allow) == 0 {
+		return builtin.Config{}, errors.New("--allow-env needs --allow-program: without an allow-list exec jobs may run any program, and set any variable")
+	}
+	cfg := builtin.Config{AllowPrograms: o.allow, AllowEnv: o.allowEnv, PassEnv: o.passEnv, HTTPAllow: o.httpAllow, Kinds: kinds}
+	if err := builtin.CheckConfig(cfg); err != nil {
+		return builtin.Config{}, err
+	}
+	return cfg, nil
 }
 
 // newLogger builds the serve command's logger: text for people, JSON for log collectors.

@@ -52,7 +52,8 @@ func startServe(t *testing.T, e *env, args ...string) *syncBuffer {
 
 func TestServeRunsBuiltinKinds(t *testing.T) {
 	e := newEnv(t)
-	startServe(t, e, "--queues", "default=4,other")
+	// The test's webhook listens on loopback, which http jobs may not reach unless allowed.
+	startServe(t, e, "--queues", "default=4,other", "--http-allow", "127.0.0.1")
 
 	r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "echo", "hello").ok(t)
 	if r.stdout != "hello\n" {
@@ -125,6 +126,51 @@ func TestServeBadFlags(t *testing.T) {
 	e.run("serve", "--queues", "bad name").fails(t, `queue "bad name"`)
 	e.run("serve", "--log-format", "xml").fails(t, `--log-format "xml"`)
 	e.run("serve", "--log-level", "loud").fails(t, `--log-level "loud"`)
+	e.run("serve", "--kinds", "ftp").fails(t, `--kinds "ftp": the built-in kinds are exec, http`)
+	e.run("serve", "--no-exec", "--no-http").fails(t, "leave this node no kind to run")
+	e.run("serve", "--kinds", "http", "--no-http").fails(t, "leave this node no kind to run")
+	e.run("serve", "--allow-env", "LANG").fails(t, "--allow-env needs --allow-program")
+	e.run("serve", "--pass-env", "ROTA_API_TOKEN").fails(t, "ROTA_API_TOKEN")
+	e.run("serve", "--http-allow", "10.0.0.0/33").fails(t, "--http-allow")
+}
+
+// A node can leave built-in kinds out: a job of a kind it does not run waits for a node that
+// does, untouched.
+func TestServeNoExec(t *testing.T) {
+	e := newEnv(t)
+	log := startServe(t, e, "--no-exec", "--http-allow", "127.0.0.1")
+	if !strings.Contains(log.String(), "kinds=[http]") {
+		t.Fatalf("serve does not say it runs http only:\n%s", log)
+	}
+	e.run("enqueue", "exec", "--", "echo", "never").ok(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	e.run("enqueue", "http", "--wait", "--timeout", "30s", "--args", `{"url":"`+srv.URL+`"}`).ok(t)
+	var job rota.JobRow
+	e.run("-o", "json", "jobs", "show", "1").ok(t).decode(t, &job)
+	if job.Kind != "exec" || job.State != rota.StateAvailable || job.Attempt != 0 {
+		t.Fatalf("the exec job, with exec turned off: %s, attempt %d, want available, never tried", job.State, job.Attempt)
+	}
+}
+
+// Programs get none of rota's own environment, its secrets least of all, only the minimal set and
+// what --pass-env names.
+func TestServeProgramsGetACleanEnvironment(t *testing.T) {
+	t.Setenv("ROTA_API_TOKEN", "the-api-token")
+	t.Setenv("ROTA_TEST_SECRET", "the-store-password")
+	t.Setenv("DEPLOY_ENV", "staging")
+	t.Setenv("UNPASSED", "kept-back")
+	e := newEnv(t)
+	startServe(t, e, "--pass-env", "DEPLOY_ENV")
+	r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "env").ok(t)
+	for _, leaked := range []string{"the-api-token", "the-store-password", "kept-back", "ROTA_"} {
+		if strings.Contains(r.stdout, leaked) {
+			t.Errorf("the program's environment holds %q:\n%s", leaked, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "DEPLOY_ENV=staging\n") {
+		t.Errorf("the program did not get DEPLOY_ENV from --pass-env:\n%s", r.stdout)
+	}
 }
 
 func TestServeJSONLogs(t *testing.T) {

@@ -44,7 +44,7 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: insert: %w", err)
+		return nil, fmt.Errorf("postgres: insert: %w", unavailable(err))
 	}
 	s.gate.owe(owed)
 	s.announceLocally(res)
@@ -166,9 +166,6 @@ func newJob(p store.InsertParams, id int64, now time.Time) *store.JobRow {
 	return j
 }
 
-// nonFinalStates are the unique states of a job whose params name none.
-var nonFinalStates = []store.State{store.StateScheduled, store.StateAvailable, store.StateRunning, store.StateRetryable}
-
 const insertSQL = `
 WITH params AS MATERIALIZED (
 	SELECT nextval({jobs_id_seq}) AS id, p.*
@@ -274,10 +271,10 @@ func (s *Store) insertOne(ctx context.Context, q querier, p store.InsertParams) 
 	return []int64{id}, now, nil
 }
 
-// stateNames are the unique states to store: the non-final states when none are named.
+// stateNames are the unique states to store: store.UniqueStatesDefault when none are named.
 func stateNames(states []store.State) []string {
 	if len(states) == 0 {
-		states = nonFinalStates
+		states = store.UniqueStatesDefault()
 	}
 	names := make([]string, len(states))
 	for i, st := range states {

@@ -63,6 +63,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: open %s: %s is not a directory", path, dir)
 		}
 	}
+	if err := createPrivate(path, cfg.logger); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	dsn := dataSource(path, cfg)
 	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval}
 	s.hub = fanout.New(subscriberBuffer)

@@ -76,7 +76,7 @@ func (w *writer) run() {
 		group = w.gather(append(group[:0], r))
 		w.runGroup(group)
 		for _, r := range group {
-			r.done <- r.err
+			r.done <- unavailable(r.err)
 		}
 		clear(group)
 	}
@@ -222,6 +222,21 @@ func (w *writer) begin() error {
 		}
 		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Microsecond)
 	}
+}
+
+// unavailable marks err with store.ErrUnavailable when it says the file cannot be written now
+// (disk full, read-only, I/O error, cannot open, out of memory): the store's trouble, not the
+// caller's, and it may pass.
+func unavailable(err error) error {
+	var e *sqlite.Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_BUSY:
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return err
 }
 
 // isBusy reports whether err is SQLITE_BUSY, in any of its extended forms.

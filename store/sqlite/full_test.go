@@ -1,0 +1,64 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/store"
+)
+
+// A write refused for want of space says so with store.ErrUnavailable (callers answer 503, not
+// 500), loses none of the jobs already stored, and the store takes writes again once there is
+// room. max_page_count caps the file the way a full disk does: SQLITE_FULL.
+func TestFullDatabaseIsUnavailableNotLost(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	insert := func(n int) error {
+		args, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", n)})
+		_, err := s.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "q", Args: args, MaxAttempts: 1}})
+		return err
+	}
+	if err := insert(10); err != nil {
+		t.Fatal(err)
+	}
+	setMaxPages := func(extra int) {
+		t.Helper()
+		if err := s.write(ctx, func(t *wtx) error {
+			var pages int
+			if err := t.w.conn.QueryRowContext(stmtCtx, "PRAGMA page_count").Scan(&pages); err != nil {
+				return err
+			}
+			_, err := t.exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+extra))
+			return err
+		}); err != nil {
+			t.Fatalf("set max_page_count: %v", err)
+		}
+	}
+	setMaxPages(0)
+	err = insert(256 << 10)
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("insert into a full database: %v, want store.ErrUnavailable saying it is full", err)
+	}
+	stats, err := s.QueueStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stats[0].Counts[store.StateAvailable]; len(stats) != 1 || got != 1 {
+		t.Fatalf("after the refused insert: %+v, want the one job stored before", stats)
+	}
+	setMaxPages(1 << 20)
+	if err := insert(256 << 10); err != nil {
+		t.Fatalf("insert once there is room again: %v", err)
+	}
+}
