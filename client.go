@@ -216,6 +216,17 @@ func (c *Client) Retry(ctx context.Context, id int64) (*JobRow, error) {
 	return row, nil
 }
 
+// Delete removes a job that is not running, with its args, result and errors, for data that must
+// not be kept (a job carrying personal data, a secret pasted into args by mistake) or a job
+// inserted in error. A running job gives an error wrapping store.ErrJobRunning: cancel it first.
+// Finished jobs need no deleting; retention prunes them.
+func (c *Client) Delete(ctx context.Context, id int64) error {
+	if err := c.store.Delete(ctx, id); err != nil {
+		return fmt.Errorf("rota: delete job %d: %w", id, err)
+	}
+	return nil
+}
+
 // QueueStats counts jobs per state in every queue, so producers can see load and skip optional
 // work while workers are busy.
 func (c *Client) QueueStats(ctx context.Context) ([]store.QueueStats, error) {

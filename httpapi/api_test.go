@@ -188,7 +188,7 @@ func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 	// Every route is behind the token, unknown ones included.
 	for _, route := range [][2]string{
 		{"POST", "/v1/jobs/batch"}, {"GET", "/v1/jobs"}, {"GET", "/v1/jobs/1"}, {"POST", "/v1/jobs/1/cancel"},
-		{"POST", "/v1/jobs/1/retry"}, {"GET", "/v1/jobs/1/wait"}, {"POST", "/v1/queues/q/pause"},
+		{"POST", "/v1/jobs/1/retry"}, {"DELETE", "/v1/jobs/1"}, {"GET", "/v1/jobs/1/wait"}, {"POST", "/v1/queues/q/pause"},
 		{"POST", "/v1/queues/q/resume"}, {"GET", "/v1/schedules"}, {"GET", "/v1/schedules/s"},
 		{"PUT", "/v1/schedules/s"}, {"DELETE", "/v1/schedules/s"}, {"POST", "/v1/schedules/s/pause"},
 		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"GET", "/v1/no-such-route"}, {"GET", "/elsewhere"},
@@ -321,6 +321,28 @@ func TestCancelAndRetry(t *testing.T) {
 	if code := s.call(t, "POST", "/v1/jobs/"+itoa(in.Job.ID)+"/retry", "", &j); code != http.StatusOK || j.State != rota.StateAvailable {
 		t.Fatalf("retry: %d %+v", code, j)
 	}
+}
+
+func TestDelete(t *testing.T) {
+	s := newServer(t)
+	var in inserted
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"name":"ada"}}`, &in)
+	path := "/v1/jobs/" + itoa(in.Job.ID)
+	var gone struct {
+		ID      int64 `json:"id"`
+		Deleted bool  `json:"deleted"`
+	}
+	if code := s.call(t, "DELETE", path, "", &gone); code != http.StatusOK || gone.ID != in.Job.ID || !gone.Deleted {
+		t.Fatalf("delete: %d %+v", code, gone)
+	}
+	s.wantError(t, "GET", path, "", 404, "not_found", "not found")
+	s.wantError(t, "DELETE", path, "", 404, "not_found", "not found")
+	// A running job is refused: it is cancelled first.
+	s.call(t, "POST", "/v1/jobs", `{"kind":"greet","queue":"held"}`, &in)
+	if _, err := s.client.Store().Claim(context.Background(), store.ClaimParams{Queue: "held", Kinds: []string{"greet"}, Max: 1, Owner: "n", LeaseFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	s.wantError(t, "DELETE", "/v1/jobs/"+itoa(in.Job.ID), "", 409, "job_running", "running")
 }
 
 func TestQueuesAndBusyInserts(t *testing.T) {

@@ -210,6 +210,18 @@ func (a *api) retryJob(w http.ResponseWriter, r *http.Request) {
 	a.onJob(w, r, a.client.Retry)
 }
 
+func (a *api) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := jobID(w, r)
+	if !ok {
+		return
+	}
+	if err := a.client.Delete(r.Context(), id); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
 // onJob answers with the job f returns for the route's id.
 func (a *api) onJob(w http.ResponseWriter, r *http.Request, f func(context.Context, int64) (*rota.JobRow, error)) {
 	id, ok := jobID(w, r)

@@ -101,6 +101,7 @@ func New(cfg Config) (http.Handler, error) {
 	v1.HandleFunc("GET /v1/jobs/{id}", a.getJob)
 	v1.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	v1.HandleFunc("POST /v1/jobs/{id}/retry", a.retryJob)
+	v1.HandleFunc("DELETE /v1/jobs/{id}", a.deleteJob)
 	v1.HandleFunc("GET /v1/jobs/{id}/wait", a.waitJob)
 	v1.HandleFunc("GET /v1/queues", a.listQueues)
 	v1.HandleFunc("POST /v1/queues/{name}/pause", a.pauseQueue)

@@ -15,9 +15,9 @@ import (
 func (a *app) jobsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List, show, cancel and retry jobs",
+		Short: "List, show, cancel, retry and delete jobs",
 	}
-	cmd.AddCommand(a.jobsListCmd(), a.jobsShowCmd(), a.jobsCancelCmd(), a.jobsRetryCmd())
+	cmd.AddCommand(a.jobsListCmd(), a.jobsShowCmd(), a.jobsCancelCmd(), a.jobsRetryCmd(), a.jobsDeleteCmd())
 	return cmd
 }
 
@@ -253,6 +253,33 @@ func (a *app) jobsRetryCmd() *cobra.Command {
 					return a.printJSON(row)
 				}
 				fmt.Fprintf(a.stdout, "job %d is %s (attempt %d of %d used)\n", id, row.State, row.Attempt, row.MaxAttempts)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) jobsDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID",
+		Short: "Remove a job that is not running, with its args, result and errors",
+		Long: `Remove a job that is not running from the store, with its args, result and errors: for
+a job that carries data that must not be kept, or one inserted in error. A running job is
+refused; cancel it first. Finished jobs need no deleting: retention prunes them.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobIDArg(args)
+			if err != nil {
+				return err
+			}
+			return a.withClient(cmd, func(client *rota.Client) error {
+				if err := client.Delete(cmd.Context(), id); err != nil {
+					return a.jobError(id, err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(map[string]any{"id": id, "deleted": true})
+				}
+				fmt.Fprintf(a.stdout, "job %d deleted\n", id)
 				return nil
 			})
 		},

@@ -64,6 +64,11 @@ func TestJobsListShowCancelRetry(t *testing.T) {
 	if len(rows) != 0 {
 		t.Fatalf("cancelled jobs after retry: %+v", rows)
 	}
+	if out := e.run("jobs", "delete", "2").ok(t).stdout; out != "job 2 deleted\n" {
+		t.Fatalf("delete: %q", out)
+	}
+	e.run("jobs", "show", "2").fails(t, "job 2 not found")
+	e.run("jobs", "delete", "2").fails(t, "job 2 not found")
 }
 
 func TestJobsBadInput(t *testing.T) {
