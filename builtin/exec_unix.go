@@ -14,12 +14,14 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/rotahq/rota/builtin/internal/supervise"
 )
 
 // superviseArgv0 is the name a supervisor shows in ps.
 const superviseArgv0 = "rota-exec-supervisor"
 
-// runProgram runs p under a supervisor: a process of this same binary (see supervise.go) that
+// runProgram runs p under a supervisor: a process of this same binary (package builtin/internal/supervise) that
 // starts the program, relays stops to it, reports how it ended, and kills every process of it
 // that is left, whether the program ended or the node died. The node alone could not: what the
 // program starts does not die with the node, and a process that left the program's group
@@ -32,7 +34,7 @@ func runProgram(ctx context.Context, p program, stdout, stderr io.Writer) (progr
 	if err != nil {
 		return programEnd{}, startError(p.name, err)
 	}
-	s, err := startSupervised(superviseSpec{
+	s, err := startSupervised(supervise.Spec{
 		Path: path, Args: append([]string{p.name}, p.args...), Env: p.env, Dir: p.dir,
 		KillGrace: KillGrace, NodePID: os.Getpid(),
 	}, stdout, stderr)
@@ -66,9 +68,9 @@ type supervised struct {
 
 // startSupervised starts a supervisor for spec and waits for it to start the program. An error
 // starting the program itself is classified as startError does.
-func startSupervised(spec superviseSpec, stdout, stderr io.Writer) (*supervised, error) {
+func startSupervised(spec supervise.Spec, stdout, stderr io.Writer) (*supervised, error) {
 	name := spec.Args[0]
-	exe, err := selfExecutable()
+	exe, err := supervise.SelfExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: find this binary to run its supervisor: %w", name, err)
 	}
@@ -89,7 +91,7 @@ func startSupervised(spec superviseSpec, stdout, stderr io.Writer) (*supervised,
 		// variable of the node's reaches the program by way of the supervisor. GORACE stops a
 		// race-enabled build (a test binary) from sleeping a second at exit for reports that
 		// other threads might still print.
-		Env:        []string{superviseEnv + "=" + superviseVersion, "GORACE=atexit_sleep_ms=0"},
+		Env:        []string{supervise.Env + "=" + supervise.Version, "GORACE=atexit_sleep_ms=0"},
 		Stdout:     stdout,
 		Stderr:     stderr,
 		ExtraFiles: []*os.File{lifeR, statusW},
@@ -99,7 +101,7 @@ func startSupervised(spec superviseSpec, stdout, stderr io.Writer) (*supervised,
 		// that called setsid) would hold it open after the program ended: stop reading then.
 		WaitDelay: KillGrace + time.Second,
 	}
-	setParentDeathSignal(cmd.SysProcAttr, supervisorDeathSignal)
+	supervise.SetParentDeathSignal(cmd.SysProcAttr, supervise.DeathSignal)
 	err = cmd.Start()
 	lifeR.Close()
 	statusW.Close()
@@ -112,12 +114,12 @@ func startSupervised(spec superviseSpec, stdout, stderr io.Writer) (*supervised,
 	if err := json.NewEncoder(lifeW).Encode(spec); err != nil {
 		return nil, s.abandon(fmt.Errorf("start %s: send it to its supervisor: %w", name, err))
 	}
-	var r superviseReport
+	var r supervise.Report
 	if err := s.reports.Decode(&r); err != nil {
 		return nil, s.abandon(fmt.Errorf("start %s: its supervisor did not report: %w", name, err))
 	}
 	if r.StartError != nil {
-		return nil, s.abandon(startError(name, r.StartError.err()))
+		return nil, s.abandon(startError(name, r.StartError.Err()))
 	}
 	s.pid = r.PID
 	return s, nil
@@ -145,7 +147,7 @@ func (s *supervised) wait(ctx context.Context) (programEnd, error) {
 		case <-ctx.Done():
 		}
 		stopped.Store(true)
-		_ = json.NewEncoder(s.life).Encode(superviseRequest{Stop: true})
+		_ = json.NewEncoder(s.life).Encode(supervise.Request{Stop: true})
 		// A supervisor kills its program KillGrace after a stop, and gives what is left as long
 		// again to die. One that has not ended soon after is stuck: it is killed, and its
 		// program with it (its parent-death signal).
@@ -184,11 +186,11 @@ func (s *supervised) wait(ctx context.Context) (programEnd, error) {
 }
 
 // final reads the supervisor's last report.
-func (s *supervised) final() (*exitReport, error) {
+func (s *supervised) final() (*supervise.ExitReport, error) {
 	// The supervisor has exited, so what it wrote is in the pipe, then its end. The deadline
 	// guards against a process that kept the other end, which none should.
 	_ = s.status.SetReadDeadline(time.Now().Add(time.Second))
-	var r superviseReport
+	var r supervise.Report
 	if err := s.reports.Decode(&r); err != nil {
 		return nil, err
 	}

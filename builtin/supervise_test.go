@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotahq/rota/builtin/internal/supervise"
 )
 
 // recordScript, run by sh with a file as $0, writes "PID PGID SID" of its shell to the file (in
@@ -112,7 +114,7 @@ func TestSupervisorKillsEverythingWhenNodeGoes(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh in PATH")
 	}
-	s, err := startSupervised(superviseSpec{
+	s, err := startSupervised(supervise.Spec{
 		Path: sh, Args: []string{"sh", "-c", descendantsScript + "; exec sleep 60", inGroup, outside, recordScript},
 		KillGrace: KillGrace, NodePID: os.Getpid(),
 	}, newCapture(1024), newCapture(1024))

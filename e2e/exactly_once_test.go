@@ -14,7 +14,7 @@ import (
 const exactlyOnceJobs = 20_000
 
 // execAnyProgramWarning is what `rota serve` warns at start without --allow-program: expected here.
-const execAnyProgramWarning = "rota: exec jobs may run any program as this user; restrict them with --allow-program"
+const execAnyProgramWarning = "rota: exec jobs may run any program as this user; restrict them with --allow-program, or turn exec off with --no-exec"
 
 // When nothing fails, every job runs exactly once: three nodes claiming the same queue never run
 // a job twice (SKIP LOCKED claims) and never lose one, all three get work, and no node logs a

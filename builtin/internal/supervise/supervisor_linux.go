@@ -1,4 +1,4 @@
-package builtin
+package supervise
 
 import (
 	"bytes"
@@ -24,9 +24,9 @@ func becomeSubreaper() error {
 	return nil
 }
 
-// selfExecutable is the running binary: /proc/self/exe names it even after an upgrade replaced or
+// SelfExecutable is the running binary: /proc/self/exe names it even after an upgrade replaced or
 // removed its file, so the supervisor is always of the node's own version.
-func selfExecutable() (string, error) {
+func SelfExecutable() (string, error) {
 	const self = "/proc/self/exe"
 	if _, err := os.Stat(self); err == nil {
 		return self, nil

@@ -1,6 +1,6 @@
 //go:build unix
 
-package builtin
+package supervise
 
 import (
 	"errors"
@@ -12,25 +12,25 @@ import (
 )
 
 // How a node and the supervisor of one exec program talk (see supervise.go). The node starts its
-// own binary with superviseEnv set to superviseVersion and no variable of its own environment, and
+// own binary with Env set to Version and no variable of its own environment, and
 // two pipes: the supervisor reads the life pipe, which only the node can write, and writes the
 // status pipe. Each carries JSON values, one after the other.
 //
-// Life pipe, node to supervisor: one superviseSpec, then at most one superviseRequest to stop.
+// Life pipe, node to supervisor: one Spec, then at most one Request to stop.
 // Its end (EOF) before the supervisor is done means the node is gone.
 //
-// Status pipe, supervisor to node: one superviseReport saying that the program started (PID) or
+// Status pipe, supervisor to node: one Report saying that the program started (PID) or
 // why it could not (StartError); after a start, one more with how it ended (Exit).
 const (
-	superviseEnv     = "ROTA_EXEC_SUPERVISOR"
-	superviseVersion = "1"
+	Env     = "ROTA_EXEC_SUPERVISOR"
+	Version = "1"
 	// The pipes' descriptors in the supervisor: ExtraFiles start at 3.
-	superviseLifeFD   = 3
-	superviseStatusFD = 4
+	LifeFD   = 3
+	StatusFD = 4
 )
 
-// superviseSpec is the program a supervisor runs.
-type superviseSpec struct {
+// Spec is the program a supervisor runs.
+type Spec struct {
 	// Path is the file to execute; Args holds argv, its name first.
 	Path string   `json:"path"`
 	Args []string `json:"args"`
@@ -44,29 +44,29 @@ type superviseSpec struct {
 	NodePID int `json:"node_pid"`
 }
 
-// superviseRequest asks the supervisor to stop the program: SIGTERM to its group, SIGKILL after
+// Request asks the supervisor to stop the program: SIGTERM to its group, SIGKILL after
 // KillGrace.
-type superviseRequest struct {
+type Request struct {
 	Stop bool `json:"stop,omitempty"`
 }
 
-// superviseReport is one message of the supervisor to its node.
-type superviseReport struct {
+// Report is one message of the supervisor to its node.
+type Report struct {
 	PID        int           `json:"pid,omitempty"`
-	StartError *startFailure `json:"start_error,omitempty"`
-	Exit       *exitReport   `json:"exit,omitempty"`
+	StartError *StartFailure `json:"start_error,omitempty"`
+	Exit       *ExitReport   `json:"exit,omitempty"`
 }
 
-// exitReport is how the program ended.
-type exitReport struct {
+// ExitReport is how the program ended.
+type ExitReport struct {
 	// Code is the exit code, -1 when a signal ended the program.
 	Code int `json:"code"`
 	// State reads as os.ProcessState.String does.
 	State string `json:"state"`
 }
 
-func newExitReport(ws syscall.WaitStatus) *exitReport {
-	return &exitReport{Code: ws.ExitStatus(), State: waitState(ws)}
+func newExitReport(ws syscall.WaitStatus) *ExitReport {
+	return &ExitReport{Code: ws.ExitStatus(), State: waitState(ws)}
 }
 
 // waitState describes ws as os.ProcessState.String describes the same status, so an error reads
@@ -85,9 +85,9 @@ func waitState(ws syscall.WaitStatus) string {
 	return s
 }
 
-// startFailure carries an error of starting the program across the pipe, with the one fact
+// StartFailure carries an error of starting the program across the pipe, with the one fact
 // startError decides by: whether it is one of the permanent causes.
-type startFailure struct {
+type StartFailure struct {
 	Message string `json:"message"`
 	Cause   string `json:"cause,omitempty"`
 }
@@ -102,8 +102,8 @@ var startCauses = []struct {
 	{"permission", fs.ErrPermission},
 }
 
-func newStartFailure(err error) *startFailure {
-	f := &startFailure{Message: err.Error()}
+func NewStartFailure(err error) *StartFailure {
+	f := &StartFailure{Message: err.Error()}
 	for _, c := range startCauses {
 		if errors.Is(err, c.err) {
 			f.Cause = c.name
@@ -114,7 +114,7 @@ func newStartFailure(err error) *startFailure {
 }
 
 // err rebuilds the error on the node's side: its message, and the cause errors.Is finds.
-func (f *startFailure) err() error {
+func (f *StartFailure) Err() error {
 	for _, c := range startCauses {
 		if c.name == f.Cause {
 			return &remoteError{msg: f.Message, cause: c.err}

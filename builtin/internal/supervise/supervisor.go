@@ -1,6 +1,6 @@
 //go:build unix
 
-package builtin
+package supervise
 
 import (
 	"encoding/json"
@@ -19,22 +19,22 @@ import (
 // no other file to install or keep in step, and any Go program that imports this package,
 // `rota serve` or a service that embeds a node, supervises the same way.
 func init() {
-	if version, ok := os.LookupEnv(superviseEnv); ok {
+	if version, ok := os.LookupEnv(Env); ok {
 		os.Exit(supervise(version))
 	}
 }
 
-// supervisorDeathSignal is what the kernel sends a supervisor when its node dies (on Linux): a
+// DeathSignal is what the kernel sends a supervisor when its node dies (on Linux): a
 // second way to learn it besides the life pipe's end, and catchable, unlike SIGKILL, so the
 // supervisor can take its program's processes with it.
-const supervisorDeathSignal = syscall.SIGUSR1
+const DeathSignal = syscall.SIGUSR1
 
 // supervisor runs one program for a node. It is the program's parent and, on Linux, the subreaper
 // of everything the program starts: a process whose parent dies comes to it, even one that left
 // the program's process group, so none can be lost. It kills them all when the program ends and
 // when the node does.
 type supervisor struct {
-	spec   superviseSpec
+	spec   Spec
 	status *json.Encoder
 	// pid is the program's, and its process group's id.
 	pid  int
@@ -47,24 +47,24 @@ type supervisor struct {
 
 // supervise runs the supervisor and returns its exit code.
 func supervise(version string) int {
-	_ = os.Unsetenv(superviseEnv)
+	_ = os.Unsetenv(Env)
 	// The pipes must not reach the program: the life pipe would outlive the node in it.
-	syscall.CloseOnExec(superviseLifeFD)
-	syscall.CloseOnExec(superviseStatusFD)
-	life := os.NewFile(superviseLifeFD, "rota-exec-life")
+	syscall.CloseOnExec(LifeFD)
+	syscall.CloseOnExec(StatusFD)
+	life := os.NewFile(LifeFD, "rota-exec-life")
 	s := &supervisor{
-		status: json.NewEncoder(os.NewFile(superviseStatusFD, "rota-exec-status")),
+		status: json.NewEncoder(os.NewFile(StatusFD, "rota-exec-status")),
 		chld:   make(chan os.Signal, 1),
 		sigs:   make(chan os.Signal, 4),
 		stops:  make(chan struct{}, 1),
 		gone:   make(chan struct{}),
 	}
-	if version != superviseVersion {
-		return s.fail(fmt.Errorf("exec supervisor speaks version %s, its node %s", superviseVersion, version))
+	if version != Version {
+		return s.fail(fmt.Errorf("exec supervisor speaks version %s, its node %s", Version, version))
 	}
 	// Before anything can exit or signal, so that nothing is missed.
 	signal.Notify(s.chld, syscall.SIGCHLD)
-	signal.Notify(s.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, supervisorDeathSignal)
+	signal.Notify(s.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, DeathSignal)
 	// Where the kernel will not have it (an old one, a sandbox), the program's group is still
 	// killed; only what leaves the group escapes, as outside Linux.
 	_ = becomeSubreaper()
@@ -74,16 +74,16 @@ func supervise(version string) int {
 		return s.fail(fmt.Errorf("exec supervisor: read the program from the node: %w", err))
 	}
 	if err := s.start(); err != nil {
-		s.report(superviseReport{StartError: newStartFailure(err)})
+		s.report(Report{StartError: NewStartFailure(err)})
 		return 127
 	}
-	s.report(superviseReport{PID: s.pid})
+	s.report(Report{PID: s.pid})
 	go s.listen(requests)
 	ws, ok := s.watch()
 	if !ok {
 		return 1
 	}
-	s.report(superviseReport{Exit: newExitReport(ws)})
+	s.report(Report{Exit: newExitReport(ws)})
 	return exitCode(ws)
 }
 
@@ -112,7 +112,7 @@ func (s *supervisor) start() error {
 	}
 	// If the supervisor is killed, the program dies with it. This code runs in init, on the
 	// main thread, which lives as long as the process: the signal means the supervisor's end.
-	setParentDeathSignal(cmd.SysProcAttr, syscall.SIGKILL)
+	SetParentDeathSignal(cmd.SysProcAttr, syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *supervisor) start() error {
 // listen reads the node's requests until the life pipe ends.
 func (s *supervisor) listen(requests *json.Decoder) {
 	for {
-		var r superviseRequest
+		var r Request
 		if err := requests.Decode(&r); err != nil {
 			close(s.gone)
 			return
@@ -161,7 +161,7 @@ func (s *supervisor) watch() (syscall.WaitStatus, bool) {
 			_ = syscall.Kill(-s.pid, syscall.SIGKILL)
 		case sig := <-s.sigs:
 			switch {
-			case sig != supervisorDeathSignal:
+			case sig != DeathSignal:
 				// Someone asked the supervisor itself to end: it ends the program first, as the
 				// node would, rather than leave it to run.
 				stop()
@@ -236,10 +236,10 @@ func waitNoHang(pid int) (syscall.WaitStatus, bool) {
 }
 
 // report sends r to the node. A node that is gone reads nothing, and the write fails unnoticed.
-func (s *supervisor) report(r superviseReport) { _ = s.status.Encode(r) }
+func (s *supervisor) report(r Report) { _ = s.status.Encode(r) }
 
 // fail reports an error of the supervisor itself as a start failure that a retry may mend.
 func (s *supervisor) fail(err error) int {
-	s.report(superviseReport{StartError: &startFailure{Message: err.Error()}})
+	s.report(Report{StartError: &StartFailure{Message: err.Error()}})
 	return 125
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package builtin
+package supervise
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 // program's group (setsid) and outlives its parent escapes the supervisor there.
 func becomeSubreaper() error { return nil }
 
-// selfExecutable is the running binary, by the path it was started from.
-func selfExecutable() (string, error) { return os.Executable() }
+// SelfExecutable is the running binary, by the path it was started from.
+func SelfExecutable() (string, error) { return os.Executable() }
 
 // reap collects the program once it has exited and kills what is left of its group, as soon
 // after as this system allows (it cannot wait for a child without reaping it): only the program
