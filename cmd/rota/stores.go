@@ -4,5 +4,6 @@ package main
 // store is one more import here.
 import (
 	_ "github.com/rotahq/rota/internal/storeurl/postgresurl"
+	_ "github.com/rotahq/rota/internal/storeurl/redisurl"
 	_ "github.com/rotahq/rota/internal/storeurl/sqliteurl"
 )

@@ -1,0 +1,39 @@
+// Package redisurl registers the Redis store with package storeurl, under the schemes redis and
+// rediss (TLS). Import it for its effect. A URL names the namespace rota's keys live under with
+// ?namespace=NAME (default "rota"), so several deployments can share one Redis; addr=host:port
+// parameters add Cluster seed nodes and master_name=NAME names a Sentinel master (see
+// store/redis.ParseURL). Opening a location does not migrate the namespace: that is for
+// `rota migrate` to do, once, so that a node starting on a flushed namespace is refused instead
+// of quietly rebuilding it.
+package redisurl
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rotahq/rota/internal/storeurl"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/redis"
+)
+
+// Kind is the canonical scheme Redis locations carry.
+const Kind = "redis"
+
+func init() {
+	b := storeurl.Backend{Kind: Kind, Usage: "redis://…", Parse: parse, Open: open}
+	storeurl.Register("redis", b)
+	storeurl.Register("rediss", b)
+}
+
+// parse checks the URL and takes rota's namespace parameter out of it, into Location.Schema.
+func parse(raw string) (storeurl.Location, error) {
+	_, ns, err := redis.ParseURL(raw)
+	if err != nil {
+		return storeurl.Location{}, errors.New("store URL: not a valid redis:// or rediss:// URL")
+	}
+	return storeurl.Location{Kind: Kind, URL: raw, Schema: ns}, nil
+}
+
+func open(ctx context.Context, loc storeurl.Location, o storeurl.Options) (store.Store, error) {
+	return redis.Open(ctx, loc.URL, redis.WithLogger(o.Logger))
+}

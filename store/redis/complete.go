@@ -1,0 +1,110 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/outcome"
+)
+
+// completeChunk bounds the outcomes of one script, so one call stalls Redis a few ms at most.
+const completeChunk = 500
+
+// Complete applies outcomes in their order, in one script, or for large batches in one
+// MULTI/EXEC of several (which keeps their order and atomicity).
+func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	if err := outcome.Validate(outcomes); err != nil {
+		return nil, err
+	}
+	if len(outcomes) == 0 {
+		return nil, nil
+	}
+	var replies []any
+	if len(outcomes) <= completeChunk {
+		v, err := s.run(ctx, scriptComplete, completeArgs(outcomes)...)
+		if err != nil {
+			return nil, err
+		}
+		replies = []any{v}
+	} else {
+		var cmds []*goredis.Cmd
+		_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			for i := 0; i < len(outcomes); i += completeChunk {
+				chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
+				cmds = append(cmds, scriptComplete.Eval(ctx, p, s.keys, s.argv(completeArgs(chunk))...))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, s.fail("complete", txErr(err, cmds))
+		}
+		for _, c := range cmds {
+			v, err := c.Result()
+			if err != nil {
+				return nil, s.fail("complete", err)
+			}
+			replies = append(replies, v)
+		}
+	}
+	applied := make([]bool, 0, len(outcomes))
+	for _, v := range replies {
+		list, _ := v.([]any)
+		for _, x := range list {
+			applied = append(applied, toInt(x) == 1)
+		}
+	}
+	return applied, nil
+}
+
+// completeArgs is the complete script's ARGV: the count, then 11 fields per outcome. The store
+// package decides what a cancel request makes of the outcome (CancelRequestedState) and what a
+// zero RunAt means (outcome.RunAt); the script only picks.
+func completeArgs(outcomes []store.Outcome) []any {
+	args := make([]any, 0, 1+11*len(outcomes))
+	args = append(args, len(outcomes))
+	for _, o := range outcomes {
+		runAt := ""
+		if at, now := outcome.RunAt(o); now {
+			runAt = "now"
+		} else if !at.IsZero() {
+			runAt = micros(at)
+		}
+		refund := ""
+		if o.RefundAttempt {
+			refund = "1"
+		}
+		var text, trace, at string
+		if o.Error != nil {
+			e := store.PortableError(*o.Error)
+			text = jsonText(e.Error)
+			if e.Trace != "" {
+				trace = jsonText(e.Trace)
+			}
+			at = microsOrEmpty(e.At)
+		}
+		hasResult := ""
+		var result []byte
+		if len(o.Result) > 0 {
+			hasResult, result = "1", jsonResult(o.Result)
+		}
+		args = append(args, o.ID, o.Fence, string(o.State), string(store.CancelRequestedState(o.State)),
+			runAt, refund, text, trace, at, hasResult, string(result))
+	}
+	return args
+}
+
+// jsonResult is a result as the store keeps it: JSON as given, anything else as a JSON string,
+// so that a reader always gets JSON.
+func jsonResult(b []byte) []byte {
+	if json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}
+
+func sortIDs(ids []int64) { slices.Sort(ids) }

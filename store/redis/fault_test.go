@@ -1,0 +1,207 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/redistest"
+	"github.com/rotahq/rota/store"
+)
+
+// Faults that need a server of their own (memory limits, script flushes, a dying server) run on
+// a private redis-server, so they never disturb the shared one.
+
+// After SCRIPT FLUSH (or a restart, a failover) the scripts are loaded again on the fly.
+func TestScriptFlush(t *testing.T) {
+	url, _ := redistest.Server(t)
+	s := openURL(t, url, "flush", WithAutoMigrate())
+	c := redistest.Client(t, url)
+	if err := c.ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Insert(t.Context(), []store.InsertParams{job("k")}); err != nil {
+		t.Fatalf("Insert after SCRIPT FLUSH: %v", err)
+	}
+	if err := c.ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("Claim after SCRIPT FLUSH = %d rows, %v", len(rows), err)
+	}
+}
+
+// A Redis out of memory refuses a script before it starts (the #!lua line): the call fails with
+// an error wrapping store.ErrUnavailable and nothing of it is written.
+func TestOutOfMemory(t *testing.T) {
+	url, _ := redistest.Server(t)
+	s := openURL(t, url, "oom", WithAutoMigrate())
+	ctx := t.Context()
+	j, err := s.Insert(ctx, []store.InsertParams{job("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redistest.Client(t, url)
+	before := c.DBSize(ctx).Val()
+	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.ConfigSet(context.Background(), "maxmemory", "0") })
+	many := make([]store.InsertParams, 1500) // two scripts in one transaction
+	for i := range many {
+		many[i] = job("k")
+	}
+	for what, call := range map[string]func() error{
+		"Insert":      func() error { _, err := s.Insert(ctx, []store.InsertParams{job("k")}); return err },
+		"Insert 1500": func() error { _, err := s.Insert(ctx, many); return err },
+		"Claim": func() error {
+			_, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "out of memory") {
+			t.Errorf("%s with memory full = %v, want an out-of-memory error wrapping ErrUnavailable", what, err)
+		}
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if after := c.DBSize(ctx).Val(); after != before {
+		t.Errorf("%d keys after the refused calls, %d before", after, before)
+	}
+	got, err := s.Get(ctx, j[0].Job.ID)
+	if err != nil || got.State != store.StateAvailable || got.Attempt != 0 {
+		t.Fatalf("job after the refused claim: %+v, %v", got, err)
+	}
+}
+
+// A Redis that goes away mid-use gives errors wrapping store.ErrUnavailable.
+func TestUnreachable(t *testing.T) {
+	url, proc := redistest.Server(t)
+	s := openURL(t, url, "gone", WithAutoMigrate())
+	if _, err := s.Insert(t.Context(), []store.InsertParams{job("k")}); err != nil {
+		t.Fatal(err)
+	}
+	proc.Kill()
+	proc.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Insert with Redis gone = %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Get(ctx, 1); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Get with Redis gone = %v, want ErrUnavailable", err)
+	}
+}
+
+// A key of the namespace holding another type gives a clear error, not a half transition.
+func TestWrongType(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.Set(ctx, s.prefix+"paused", "not a set", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "wrong type") || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Claim with a wrong-type key = %v, want a wrong-type error", err)
+	}
+	if err := s.PauseQueue(ctx, "default"); err == nil || !strings.Contains(err.Error(), "wrong type") {
+		t.Fatalf("PauseQueue with a wrong-type key = %v", err)
+	}
+}
+
+// A namespace written by a newer rota is refused by Open, Migrate and every script.
+func TestSchemaTooNew(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if err := s.rdb.HSet(ctx, s.keys[0], "version", schemaVersion+1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Insert = %v, want ErrSchemaTooNew", err)
+	}
+	if err := s.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Migrate = %v, want ErrSchemaTooNew", err)
+	}
+	_, err := Open(ctx, redistest.URL(t), WithNamespace(s.Namespace()), WithLogger(quiet))
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Open = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// A flushed namespace is refused, not rebuilt with ids from 1; migrated again, it has a new
+// identity, so leases taken before prove nothing.
+func TestFlushedNamespace(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := redistest.Delete(ctx, s.rdb, s.Namespace()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, ErrNotMigrated) {
+		t.Fatalf("Insert into a flushed namespace = %v, want ErrNotMigrated", err)
+	}
+	if _, err := s.Identity(ctx); !errors.Is(err, ErrNotMigrated) {
+		t.Fatalf("Identity of a flushed namespace = %v, want ErrNotMigrated", err)
+	}
+	if n, _ := s.rdb.Exists(ctx, s.prefix+"seq", s.prefix+"j:1").Result(); n != 0 {
+		t.Fatalf("the refused insert wrote %d keys", n)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Identity(ctx); err != nil || again == id {
+		t.Fatalf("Identity after migrating a flushed namespace = %q, %v; want a new one (was %q)", again, err, id)
+	}
+}
+
+// After the subscriber's connection is lost, subscribers are told to look again.
+func TestSubscriberReconnects(t *testing.T) {
+	url, _ := redistest.Server(t)
+	s := openURL(t, url, "sub", WithAutoMigrate())
+	ch, err := s.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redistest.Client(t, url)
+	if err := c.Do(t.Context(), "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(20 * time.Second)
+	for changed := false; !changed; {
+		select {
+		case n := <-ch:
+			changed = n.Topic == store.TopicChanged
+		case <-timeout:
+			t.Fatal("no TopicChanged after the subscriber's connection was killed")
+		}
+	}
+	// And it delivers again: another Store's insert reaches it.
+	other := openURL(t, url, "sub")
+	if _, err := other.Insert(t.Context(), []store.InsertParams{{Kind: "k", Queue: "woken", Args: []byte(`{}`), MaxAttempts: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case n := <-ch:
+			if n.Topic == store.TopicInsert && n.Queue == "woken" {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no insert notification after the reconnect")
+		}
+	}
+}

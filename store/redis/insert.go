@@ -1,0 +1,191 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rotahq/rota/store"
+)
+
+// insertChunk bounds the jobs of one insert script: a script blocks every client of the Redis
+// while it runs, about 11 µs per job. Larger calls send several scripts in one MULTI/EXEC, so
+// they stay all-or-nothing and nothing interleaves with them.
+const insertChunk = 1000
+
+// Insert adds jobs in one script, or for more than insertChunk jobs in one transaction of
+// several. Unique keys are settled inside the script, in the order of params.
+func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	var replies []any
+	if len(params) <= insertChunk {
+		v, err := s.run(ctx, scriptInsert, insertArgs(s.origin, params)...)
+		if err != nil {
+			return nil, err
+		}
+		replies = []any{v}
+	} else {
+		var err error
+		if replies, err = s.insertTx(ctx, params); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.InsertResult, 0, len(params))
+	cancelled := make(map[int64]bool)
+	var now string
+	for c, v := range replies {
+		chunk := params[c*insertChunk : min((c+1)*insertChunk, len(params))]
+		res, nowS, gone, err := decodeInsert(v, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("redis: insert: %w", err)
+		}
+		out, now = append(out, res...), nowS
+		for _, id := range gone {
+			cancelled[id] = true
+		}
+	}
+	// A job this call inserted and then superseded is reported as it now is.
+	if len(cancelled) > 0 {
+		at, _ := fromMicros(now)
+		for _, r := range out {
+			if !r.Duplicate && cancelled[r.Job.ID] {
+				r.Job.State, r.Job.FinalizedAt = store.StateCancelled, at
+			}
+		}
+	}
+	s.announceLocally(out)
+	return out, nil
+}
+
+// insertTx runs the chunks of a large insert in one MULTI/EXEC. The scripts go as EVAL, with
+// their source: an EVALSHA that met NOSCRIPT inside the transaction would fail alone while the
+// others ran.
+func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]any, error) {
+	var cmds []*goredis.Cmd
+	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		for i := 0; i < len(params); i += insertChunk {
+			chunk := params[i:min(i+insertChunk, len(params))]
+			cmds = append(cmds, scriptInsert.Eval(ctx, p, s.keys, s.argv(insertArgs(s.origin, chunk))...))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("insert", txErr(err, cmds))
+	}
+	out := make([]any, len(cmds))
+	for i, c := range cmds {
+		if out[i], err = c.Result(); err != nil {
+			return nil, s.fail("insert", err)
+		}
+	}
+	return out, nil
+}
+
+// insertArgs is the insert script's ARGV: origin, count, then jobArgs of each job.
+func insertArgs(origin string, params []store.InsertParams) []any {
+	args := make([]any, 0, 2+len(params)*jobFields)
+	args = append(args, origin, len(params))
+	for _, p := range params {
+		args = appendJob(args, p)
+	}
+	return args
+}
+
+// jobFields is how many ARGV one job takes (insertlib.lua's NF).
+const jobFields = 13
+
+func appendJob(args []any, p store.InsertParams) []any {
+	var ustates, tags, supersede string
+	if p.UniqueKey != "" {
+		states := p.UniqueStates
+		if len(states) == 0 {
+			states = store.UniqueStatesDefault()
+		}
+		var b strings.Builder
+		b.WriteByte(',')
+		for _, st := range states {
+			b.WriteString(string(st))
+			b.WriteByte(',')
+		}
+		ustates = b.String()
+		if p.Supersede {
+			supersede = "1"
+		}
+	}
+	if len(p.Tags) > 0 {
+		b, _ := json.Marshal(p.Tags)
+		tags = string(b)
+	}
+	return append(args, p.Kind, p.Queue, string(p.Args), strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
+		microsOrEmpty(p.RunAt), microsOrEmpty(p.ExpiresAt), p.UniqueKey, ustates, supersede, p.Schedule,
+		tags, string(p.Metadata))
+}
+
+// decodeInsert reads one insert script's reply {now, results, cancelled ids} and builds the
+// rows of new jobs from their params, as they were written.
+func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
+	r, _ := v.([]any)
+	if len(r) != 3 {
+		return nil, "", nil, fmt.Errorf("unexpected reply %v", v)
+	}
+	now = toStr(r[0])
+	at, err := fromMicros(now)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	list, _ := r[1].([]any)
+	if len(list) != len(params) {
+		return nil, "", nil, fmt.Errorf("%d results for %d jobs", len(list), len(params))
+	}
+	for i, x := range list {
+		e, _ := x.([]any)
+		if len(e) < 2 {
+			return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+		}
+		if toStr(e[0]) == "D" {
+			j, err := decodeJob(e[1])
+			if err != nil || j == nil {
+				return nil, "", nil, fmt.Errorf("duplicate: %v", err)
+			}
+			res = append(res, store.InsertResult{Job: j, Duplicate: true})
+			continue
+		}
+		p := params[i]
+		id, _ := strconv.ParseInt(toStr(e[1]), 10, 64)
+		j := &store.JobRow{
+			ID: id, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
+			State: store.State(toStr(e[2])), MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
+			ExpiresAt: truncMicros(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
+			Tags: p.Tags, Metadata: p.Metadata, CreatedAt: at,
+		}
+		if p.RunAt.IsZero() {
+			j.RunAt = at
+		}
+		res = append(res, store.InsertResult{Job: j})
+	}
+	ids, _ := r[2].([]any)
+	for _, x := range ids {
+		cancelled = append(cancelled, toInt(x))
+	}
+	return res, now, cancelled, nil
+}
+
+// txErr is the error of a failed MULTI/EXEC: the queued command's own (an OOM refusal, say)
+// rather than the EXECABORT it caused.
+func txErr(err error, cmds []*goredis.Cmd) error {
+	if !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			return e
+		}
+	}
+	return err
+}

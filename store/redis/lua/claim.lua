@@ -1,0 +1,141 @@
+-- claim: ARGV[4] queue, [5] owner, [6] lease µs, [7] max, [8] number of kinds, then the kinds.
+-- Expires and promotes the queue's due jobs, plans the claim under its limits, merges the heads
+-- of the kinds' ready sets in claim order, then writes: nothing is written before the plan.
+checkMeta()
+local queue, owner, lease, want, nk = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local kinds, seen = {}, {}
+for i = 1, nk do
+  local k = ARGV[8 + i]
+  if not seen[k] then
+    seen[k] = true
+    kinds[#kinds + 1] = k
+  end
+end
+if #kinds == 0 or want <= 0 then return {} end
+if redis.call('SISMEMBER', P .. 'paused', queue) == 1 then return {} end
+
+-- 1. Jobs past their ExpiresAt end expired, whatever their kind.
+for _, id in ipairs(redis.call('ZRANGE', P .. 'x:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, 1000)) do
+  local h = load(id)
+  if h and CLAIMABLE[h.s] then move(h, 'expired', {z = NOWS}) end
+end
+-- 2. Due scheduled and retryable jobs become available, keeping their RunAt (and place).
+for _, id in ipairs(redis.call('ZRANGE', P .. 'w:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, math.max(1000, 4 * want))) do
+  local h = load(id)
+  if h then move(h, 'available', {}) end
+end
+
+-- 3. Limits: what each allows now (store/internal/limitplan's arithmetic, which must run here,
+-- atomically with the counting).
+local function readLimit(scope, name)
+  local spec = redis.call('HGET', P .. 'lim', scope .. ':' .. name)
+  if not spec then return nil end
+  local mx, rate, per = string.match(spec, '^(%d+),(%d+),(%d+)$')
+  local u = {scope = scope, name = name, max = tonumber(mx), rate = tonumber(rate), period = tonumber(per), running = 0, started = 0}
+  if u.max > 0 then
+    if scope == 'queue' then
+      u.running = redis.call('ZCARD', P .. 'sq:running:' .. name)
+    else
+      u.running = redis.call('SCARD', P .. 'kr:' .. name)
+    end
+  end
+  if u.rate > 0 then
+    local key, edge = P .. 'rs:' .. scope .. ':' .. name, fmt(NOW - u.period)
+    local gone = 0
+    local old = redis.call('ZRANGE', key, '-inf', edge, 'BYSCORE')
+    for _, m in ipairs(old) do gone = gone + tonumber(string.match(m, ':(%d+)$')) end
+    if #old > 0 then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', edge)
+      redis.call('HINCRBY', P .. 'rsum', scope .. ':' .. name, -gone)
+    end
+    u.started = tonumber(redis.call('HGET', P .. 'rsum', scope .. ':' .. name) or '0')
+  end
+  return u
+end
+local function allowance(u)
+  local n = want
+  if u.max > 0 then n = math.min(n, u.max - u.running) end
+  if u.rate > 0 then n = math.min(n, u.rate - u.started) end
+  return math.max(n, 0)
+end
+local budget = want
+local ql = readLimit('queue', queue)
+if ql then budget = math.min(budget, allowance(ql)) end
+local caps, kls = {}, {}
+for _, k in ipairs(kinds) do
+  local u = readLimit('kind', k)
+  if u then
+    kls[k] = u
+    caps[k] = allowance(u)
+  end
+end
+
+-- 4. Merge the kinds' ready sets by (-priority, run_at, id); a capped kind blocks nobody.
+local iters = {}
+for _, k in ipairs(kinds) do
+  local c = budget
+  if caps[k] then c = math.min(c, caps[k]) end
+  if c > 0 then iters[#iters + 1] = {key = rkey(queue, k), off = 0, buf = {}, pos = 1, done = false} end
+end
+local chunk = math.max(budget, 16)
+local function head(it)
+  if it.pos > #it.buf then
+    if it.done then return nil end
+    local r = redis.call('ZRANGE', it.key, it.off, it.off + chunk - 1, 'WITHSCORES')
+    it.off = it.off + chunk
+    it.buf, it.pos = {}, 1
+    for i = 1, #r, 2 do it.buf[#it.buf + 1] = {m = r[i], sc = tonumber(r[i + 1])} end
+    if #it.buf < chunk then it.done = true end
+    if #it.buf == 0 then return nil end
+  end
+  return it.buf[it.pos]
+end
+local taken, expired = {}, {}
+while budget > 0 do
+  local best, bit
+  for _, it in ipairs(iters) do
+    if not it.capped then
+      local e = head(it)
+      if e and (not best or e.sc < best.sc or (e.sc == best.sc and e.m < best.m)) then
+        best, bit = e, it
+      end
+    end
+  end
+  if not best then break end
+  bit.pos = bit.pos + 1
+  local id = string.gsub(string.sub(best.m, 17), '^0+', '')
+  local h = load(id)
+  if h and h.s == 'available' then
+    if h.x and tonumber(h.x) <= NOW then
+      expired[#expired + 1] = h
+    else
+      taken[#taken + 1] = h
+      budget = budget - 1
+      if caps[h.k] then
+        caps[h.k] = caps[h.k] - 1
+        if caps[h.k] <= 0 then bit.capped = true end
+      end
+    end
+  end
+end
+
+-- 5. Write: the expired end, the taken run, and the rate limits record their starts.
+for _, h in ipairs(expired) do move(h, 'expired', {z = NOWS}) end
+local rows, perKind = {}, {}
+for _, h in ipairs(taken) do
+  local fence = math.max(tonumber(h.f) + 1, NOW)
+  move(h, 'running', {a = fmt(tonumber(h.a) + 1), f = fmt(fence), o = owner, l = fmt(NOW + lease), t = NOWS})
+  perKind[h.k] = (perKind[h.k] or 0) + 1
+  rows[#rows + 1] = row(h.i)
+end
+local function record(u, n)
+  if u and u.rate > 0 and n > 0 then
+    local seq = redis.call('INCR', P .. 'rseq')
+    redis.call('ZADD', P .. 'rs:' .. u.scope .. ':' .. u.name, NOWS, fmt(seq) .. ':' .. fmt(n))
+    redis.call('HINCRBY', P .. 'rsum', u.scope .. ':' .. u.name, n)
+  end
+end
+record(ql, #taken)
+for k, u in pairs(kls) do record(u, perKind[k] or 0) end
+publishFinals()
+return rows

@@ -1,0 +1,4 @@
+#!ro
+-- get: ARGV[4] id.
+checkMeta()
+return row(ARGV[4])

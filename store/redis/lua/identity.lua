@@ -1,0 +1,3 @@
+#!ro
+checkMeta()
+return redis.call('HGET', KEYS[1], 'identity')

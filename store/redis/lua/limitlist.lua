@@ -1,0 +1,3 @@
+#!ro
+checkMeta()
+return redis.call('HGETALL', P .. 'lim')

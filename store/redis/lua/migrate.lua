@@ -1,0 +1,12 @@
+-- migrate: ARGV[4] a fresh identity. Writes the namespace's meta once; refuses a newer one, and
+-- a namespace that holds jobs but lost its meta (a partial loss: ids would repeat).
+local v = redis.call('HGET', KEYS[1], 'version')
+if v then
+  if tonumber(v) > tonumber(ARGV[3]) then return redis.error_reply('ROTA TOONEW ' .. v) end
+  return 'OK'
+end
+if redis.call('EXISTS', P .. 'seq') == 1 then
+  return redis.error_reply('ROTA ORPHANED the namespace holds jobs but no meta key')
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'identity', ARGV[4], 'created', NOWS)
+return 'OK'

@@ -1,0 +1,11 @@
+-- nodedelete: ARGV[4] id ('' with ARGV[5] a time in µs: every node last seen before it).
+-- Returns how many it removed.
+checkMeta()
+local ids = {ARGV[4]}
+if ARGV[4] == '' then ids = redis.call('ZRANGE', P .. 'nodes', '-inf', '(' .. ARGV[5], 'BYSCORE') end
+local n = 0
+for _, id in ipairs(ids) do
+  n = n + redis.call('ZREM', P .. 'nodes', id)
+  redis.call('DEL', P .. 'node:' .. id)
+end
+return n

@@ -1,0 +1,2 @@
+#!ro
+return NOWS

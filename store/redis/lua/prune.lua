@@ -1,0 +1,35 @@
+-- prune: ARGV[4] before µs, [5] limit, [6] number of states, then the states. Deletes up to
+-- limit final jobs finalized before `before`, oldest first across the states, and forgets
+-- queues left without jobs.
+checkMeta()
+local before, limit = ARGV[4], tonumber(ARGV[5])
+local cands, seen = {}, {}
+for i = 1, tonumber(ARGV[6]) do
+  local s = ARGV[6 + i]
+  if FINAL[s] and not seen[s] then
+    seen[s] = true
+    local r = redis.call('ZRANGE', P .. 'fin:' .. s, '-inf', '(' .. before, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+    for j = 1, #r, 2 do cands[#cands + 1] = {id = r[j], at = tonumber(r[j + 1])} end
+  end
+end
+table.sort(cands, function(a, b) return a.at < b.at end)
+local n, queues = 0, {}
+for i = 1, math.min(limit, #cands) do
+  local h = load(cands[i].id)
+  if h then
+    drop(h)
+    queues[h.q] = true
+    n = n + 1
+  end
+end
+for q in pairs(queues) do
+  local any = false
+  for _, s in ipairs(STATES) do
+    if redis.call('ZCARD', P .. 'sq:' .. s .. ':' .. q) > 0 then
+      any = true
+      break
+    end
+  end
+  if not any then redis.call('SREM', P .. 'queues', q) end
+end
+return n

@@ -1,0 +1,28 @@
+-- schedupsert: ARGV[4] name, then expr, zone, kind, queue, args, priority, max attempts, tags,
+-- missed, paused ('1'/'0'), and the error (JSON string) for jobs cancelled by a timing change.
+checkMeta()
+local name = ARGV[4]
+local key = P .. 'sch:' .. name
+local old = {}
+local flat = redis.call('HGETALL', key)
+for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
+local f = {n = name, e = ARGV[5], zn = ARGV[6], k = ARGV[7], q = ARGV[8], A = ARGV[9], p = ARGV[10],
+  m = ARGV[11], T = ARGV[12], mi = ARGV[13], u = NOWS}
+if old.n then
+  f.pa, f.lp, f.c = old.pa, old.lp, old.c
+  if old.e ~= f.e or old.zn ~= f.zn then
+    cancelPlanned(name, ARGV[15])
+    f.lp = NOWS
+  end
+else
+  f.pa, f.lp, f.c = ARGV[14], '', NOWS
+  redis.call('ZADD', P .. 'schs', 0, name)
+end
+local set = {}
+for k, v in pairs(f) do
+  set[#set + 1] = k
+  set[#set + 1] = v
+end
+redis.call('HSET', key, unpack(set))
+publishFinals()
+return redis.call('HGETALL', key)

@@ -1,0 +1,95 @@
+package redis
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/rotahq/rota/internal/redistest"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clk clockwork.Clock) store.Store {
+		return open(t, WithClock(clk))
+	})
+}
+
+// quiet is the tests' logger: the tests check outcomes, not log lines.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// open returns a migrated store on a fresh namespace of the test Redis, closed when the test
+// ends (before the namespace's keys are deleted).
+func open(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	url := redistest.URL(t)
+	return openURL(t, url, redistest.Namespace(t, url), append([]Option{WithAutoMigrate()}, opts...)...)
+}
+
+func openURL(t testing.TB, url, ns string, opts ...Option) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, url, append([]Option{WithNamespace(ns), WithLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Open: %v (is Redis up? scripts/redis.sh starts one)", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func job(kind string) store.InsertParams {
+	return store.InsertParams{Kind: kind, Queue: "default", Args: []byte(`{"n":1}`), MaxAttempts: 3}
+}
+
+// Several handles on one namespace (nodes sharing a Redis) race claims under a limit and plans
+// of one schedule.
+func TestRacesAcrossHandles(t *testing.T) {
+	url := redistest.URL(t)
+	for name, race := range map[string]func(*testing.T, ...store.Store){
+		"LimitRace": storetest.LimitRace, "PlanRace": storetest.PlanRace,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := redistest.Namespace(t, url)
+			a := openURL(t, url, ns, WithAutoMigrate())
+			b, c := openURL(t, url, ns), openURL(t, url, ns)
+			race(t, a, b, c)
+		})
+	}
+}
+
+// The identity stays across reopening, and Redis' own clock (no WithClock) drives the scripts.
+func TestIdentityAndServerTime(t *testing.T) {
+	url := redistest.URL(t)
+	ns := redistest.Namespace(t, url)
+	a := openURL(t, url, ns, WithAutoMigrate())
+	ida, err := a.Identity(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openURL(t, url, ns)
+	if idb, err := b.Identity(t.Context()); err != nil || idb != ida {
+		t.Fatalf("Identity on reopening = %q, %v; want %q", idb, err, ida)
+	}
+	before := time.Now().Add(-time.Second)
+	res, err := b.Insert(t.Context(), []store.InsertParams{job("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := res[0].Job.CreatedAt; at.Before(before) || at.After(time.Now().Add(time.Second)) {
+		t.Fatalf("CreatedAt %v from Redis' TIME, want about now", at)
+	}
+	rows, err := a.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("Claim = %d, %v", len(rows), err)
+	}
+	now, err := a.Now(t.Context())
+	if err != nil || now.Before(before) {
+		t.Fatalf("Now = %v, %v", now, err)
+	}
+}

@@ -1,0 +1,48 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Rescue ends the attempts of running jobs whose lease expired, in two scripts: the first reads
+// the candidates, Go decides each one's end with package store's policy (RescueState,
+// RescueError), and the second applies it to every job that still runs under the fence read,
+// with its lease still ended: a compare-and-set, so two rescues never rescue one job twice and
+// no policy is copied into Lua.
+func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	v, err := s.run(ctx, scriptRescueFind, limit)
+	if err != nil {
+		return nil, err
+	}
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return nil, nil
+	}
+	args := []any{len(list)}
+	for _, x := range list {
+		c, _ := x.([]any)
+		if len(c) != 6 {
+			return nil, fmt.Errorf("redis: rescue: unexpected candidate %v", x)
+		}
+		attempt, _ := strconv.Atoi(toStr(c[2]))
+		maxAttempts, _ := strconv.Atoi(toStr(c[3]))
+		state := store.RescueState(attempt, maxAttempts, toStr(c[4]) != "")
+		args = append(args, toStr(c[0]), toStr(c[1]), string(state), jsonText(store.RescueError(toStr(c[5]))))
+	}
+	v, err = s.run(ctx, scriptRescue, args...)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeJobs(v)
+	if err != nil {
+		return nil, fmt.Errorf("redis: rescue: %w", err)
+	}
+	return rows, nil
+}

@@ -1,0 +1,28 @@
+package redis
+
+import (
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The scripts read the time only in the prelude, where WithClock can replace it, and never give
+// a key a TTL: either would break virtual time, and a TTL deletes state silently.
+func TestScriptsKeepTime(t *testing.T) {
+	forbidden := regexp.MustCompile(`(?i)'(TIME|EXPIRE|PEXPIRE|EXPIREAT|PEXPIREAT|SETEX|PSETEX|GETEX)'|'(PX|EX)'`)
+	files, err := fs.Glob(luaFiles, "lua/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		b, _ := fs.ReadFile(luaFiles, f)
+		src := string(b)
+		if f == "lua/prelude.lua" {
+			src = strings.Replace(src, "redis.call('TIME')", "", 1)
+		}
+		if m := forbidden.FindString(src); m != "" {
+			t.Errorf("%s uses %s", f, m)
+		}
+	}
+}
