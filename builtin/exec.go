@@ -24,11 +24,14 @@ const (
 
 // ExecArgs are the args of an exec job: run Program with Args, directly, not through a shell.
 //
-// Every process the program starts ends with the run, and with its node if the node dies first,
-// so a rescued job never runs beside what is left of its last attempt. On Linux that includes a
-// process that detached itself (setsid, a double fork); elsewhere such a process escapes. A
-// daemon meant to outlive its job has to be started by a service manager (systemd-run,
-// systemctl start), which runs it outside the job.
+// Every process the program starts ends with its node if the node dies first, so a rescued job
+// never runs beside what is left of its last attempt; and what stays in the program's process
+// group ends with the run. On Linux that includes a process that detached itself (setsid, a
+// double fork), though not always with the run: the node's programs share one exec host
+// (rota-exec-supervisor in ps), which cannot tell whose such a process was, and kills it when it
+// next runs no program, or with the node. Elsewhere a detached process escapes. A daemon meant
+// to outlive its job has to be started by a service manager (systemd-run, systemctl start),
+// which runs it outside the job.
 type ExecArgs struct {
 	// Program is a name looked up in PATH or a path to an executable.
 	Program string   `json:"program"`

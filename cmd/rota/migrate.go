@@ -19,18 +19,22 @@ func (a *app) migrateCmd() *cobra.Command {
 		Long: `Bring the store's schema up to the version this build of rota understands. It is safe to
 run from several places at once and to run again.
 
-A SQLite store migrates itself whenever rota opens it; a PostgreSQL store must be migrated with
-this command before nodes use it. --dry-run shows what would be done (for PostgreSQL, the SQL).`,
+A SQLite store migrates itself whenever rota opens it; a PostgreSQL or Redis store must be
+migrated with this command before nodes use it. --dry-run shows what would be done (for
+PostgreSQL, the SQL).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			loc, err := storeurl.Parse(a.storeURL)
 			if err != nil {
 				return err
 			}
-			if loc.Kind == storeurl.Postgres {
+			switch loc.Kind {
+			case storeurl.Postgres:
 				return a.migratePostgres(cmd, loc, dryRun)
+			case storeurl.SQLite:
+				return a.migrateSQLite(cmd, loc, dryRun)
 			}
-			return a.migrateSQLite(cmd, loc, dryRun)
+			return a.migrateOther(cmd, loc, dryRun)
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be done, change nothing")
@@ -58,5 +62,28 @@ func (a *app) migrateSQLite(cmd *cobra.Command, loc storeurl.Location, dryRun bo
 	}
 	defer st.Close()
 	fmt.Fprintf(a.stdout, "SQLite store %s is at schema version %d\n", loc.Path, sqlite.SchemaVersion)
+	return nil
+}
+
+// migrateOther migrates a store that has no schema to show (Redis): it writes the store's
+// version and identity, once, and says so.
+func (a *app) migrateOther(cmd *cobra.Command, loc storeurl.Location, dryRun bool) error {
+	if dryRun {
+		fmt.Fprintf(a.stdout, "would bring the %s store %s to this build's version, if it is older\n", loc.Kind, loc)
+		return nil
+	}
+	st, err := loc.Open(cmd.Context(), storeurl.WithLogger(a.quietLogger()))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(cmd.Context()); err != nil {
+		return fmt.Errorf("migrate %s: %w", loc, err)
+	}
+	id, err := st.Identity(cmd.Context())
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", loc, err)
+	}
+	fmt.Fprintf(a.stdout, "%s store %s is up to date (identity %s)\n", loc.Kind, loc, id)
 	return nil
 }

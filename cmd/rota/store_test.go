@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rotahq/rota/internal/redistest"
 )
 
 func TestUnopenableStore(t *testing.T) {
@@ -17,7 +19,7 @@ func TestUnopenableStore(t *testing.T) {
 		"sqlite:" + filepath.Join(dir, "missing", "rota.db"): "directory " + filepath.Join(dir, "missing") + " does not exist",
 		filepath.Join(file, "rota.db"):                       file + " is not a directory",
 		"sqlite:" + dir:                                      dir + " is a directory, not a SQLite file",
-		"redis://localhost:6379":                             `no store registered for scheme "redis"`,
+		"rediss://localhost:6379/0?bogus=1":                  "not a valid redis:// or rediss:// URL",
 		"mysql://localhost/db":                               `no store registered for scheme "mysql"`,
 	} {
 		e := newEnv(t)
@@ -67,5 +69,24 @@ func TestVersion(t *testing.T) {
 	e.run("-o", "json", "version").ok(t).decode(t, &v)
 	if v.Version == "" || v.Go == "" {
 		t.Fatalf("version JSON: %+v", v)
+	}
+}
+
+// A Redis namespace is migrated by `rota migrate`, as a PostgreSQL schema is; the commands then
+// work on it.
+func TestMigrateRedis(t *testing.T) {
+	url := redistest.URL(t)
+	e := newEnv(t)
+	e.store = redistest.StoreURL(t, url, redistest.Namespace(t, url))
+	if out := e.run("migrate", "--dry-run").ok(t).stdout; !strings.Contains(out, "would bring the redis store") {
+		t.Fatalf("dry run: %q", out)
+	}
+	e.run("enqueue", "report").fails(t, "not migrated")
+	if out := e.run("migrate").ok(t).stdout; !strings.Contains(out, "is up to date (identity ") {
+		t.Fatalf("migrate: %q", out)
+	}
+	e.run("enqueue", "report", "--args", `{"month":"2026-11"}`).ok(t)
+	if out := e.run("jobs", "list").ok(t).stdout; !strings.Contains(out, "1   available  report") {
+		t.Fatalf("jobs on the migrated namespace:\n%s", out)
 	}
 }

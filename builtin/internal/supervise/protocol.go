@@ -3,7 +3,10 @@
 package supervise
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"strconv"
@@ -11,25 +14,46 @@ import (
 	"time"
 )
 
-// How a node and the supervisor of one exec program talk (see supervise.go). The node starts its
-// own binary with Env set to Version and no variable of its own environment, and
-// two pipes: the supervisor reads the life pipe, which only the node can write, and writes the
-// status pipe. Each carries JSON values, one after the other.
+// How a node and its exec host talk. The node starts its own binary with Env set to Version and
+// no variable of its own environment, and one end of a unix stream socketpair as SocketFD; only
+// the node holds the other end, so its end (EOF) means that the node is gone, however it ended.
 //
-// Life pipe, node to supervisor: one Spec, then at most one Request to stop.
-// Its end (EOF) before the supervisor is done means the node is gone.
+// Both ways carry frames: a 4-byte big-endian length, then a Message in JSON. A start carries the
+// write ends of the program's stdout and stderr pipes as SCM_RIGHTS, attached to its frame's
+// length, so the output flows from the program to the node without passing through the host.
 //
-// Status pipe, supervisor to node: one Report saying that the program started (PID) or
-// why it could not (StartError); after a start, one more with how it ended (Exit).
+// Node to host: OpStart (with Spec), OpStop. Host to node: OpStarted (with PID) or OpStartError,
+// and after a start, one OpExited (with Exit).
 const (
-	Env     = "ROTA_EXEC_SUPERVISOR"
-	Version = "1"
-	// The pipes' descriptors in the supervisor: ExtraFiles start at 3.
-	LifeFD   = 3
-	StatusFD = 4
+	Env      = "ROTA_EXEC_SUPERVISOR"
+	Version  = "2"
+	SocketFD = 3 // ExtraFiles start at 3
 )
 
-// Spec is the program a supervisor runs.
+// The operations of a Message.
+const (
+	OpStart      = "start"
+	OpStop       = "stop"
+	OpStarted    = "started"
+	OpStartError = "start_error"
+	OpExited     = "exited"
+)
+
+// maxFrame bounds a frame: a job's args are at most a few MiB, and a larger length means that
+// the stream is out of step.
+const maxFrame = 64 << 20
+
+// Message is one frame of the protocol. ID, the node's choice, names the program it is about.
+type Message struct {
+	Op         string        `json:"op"`
+	ID         uint64        `json:"id"`
+	Spec       *Spec         `json:"spec,omitempty"`
+	PID        int           `json:"pid,omitempty"`
+	StartError *StartFailure `json:"start_error,omitempty"`
+	Exit       *ExitReport   `json:"exit,omitempty"`
+}
+
+// Spec is a program the host runs.
 type Spec struct {
 	// Path is the file to execute; Args holds argv, its name first.
 	Path string   `json:"path"`
@@ -39,25 +63,29 @@ type Spec struct {
 	Dir string   `json:"dir,omitempty"`
 	// KillGrace is how long the program has between SIGTERM and SIGKILL when stopped.
 	KillGrace time.Duration `json:"kill_grace"`
-	// NodePID tells the supervisor, when its parent-death signal arrives, whether its parent is
-	// really gone: the kernel also sends it when the node's thread that started it ends.
-	NodePID int `json:"node_pid"`
 }
 
-// Request asks the supervisor to stop the program: SIGTERM to its group, SIGKILL after
-// KillGrace.
-type Request struct {
-	Stop bool `json:"stop,omitempty"`
+// FrameHeader returns the length prefix of a frame of n bytes.
+func FrameHeader(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// ReadFrame reads one frame's payload from r.
+func ReadFrame(r io.Reader) ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("exec host protocol: a frame of %d bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("exec host protocol: a frame cut short: %w", err)
+	}
+	return b, nil
 }
 
-// Report is one message of the supervisor to its node.
-type Report struct {
-	PID        int           `json:"pid,omitempty"`
-	StartError *StartFailure `json:"start_error,omitempty"`
-	Exit       *ExitReport   `json:"exit,omitempty"`
-}
-
-// ExitReport is how the program ended.
+// ExitReport is how a program ended.
 type ExitReport struct {
 	// Code is the exit code, -1 when a signal ended the program.
 	Code int `json:"code"`
@@ -70,7 +98,7 @@ func newExitReport(ws syscall.WaitStatus) *ExitReport {
 }
 
 // waitState describes ws as os.ProcessState.String describes the same status, so an error reads
-// the same with a supervisor between the node and its program as without.
+// the same with a host between the node and its program as without.
 func waitState(ws syscall.WaitStatus) string {
 	s := ""
 	switch {
@@ -85,14 +113,14 @@ func waitState(ws syscall.WaitStatus) string {
 	return s
 }
 
-// StartFailure carries an error of starting the program across the pipe, with the one fact
-// startError decides by: whether it is one of the permanent causes.
+// StartFailure carries an error of starting a program across the socket, with the one fact the
+// node's startError decides by: whether it is one of the permanent causes.
 type StartFailure struct {
 	Message string `json:"message"`
 	Cause   string `json:"cause,omitempty"`
 }
 
-// startCauses are the causes startError treats as permanent, by the names the pipe carries.
+// startCauses are the causes startError treats as permanent, by the names the socket carries.
 var startCauses = []struct {
 	name string
 	err  error
@@ -102,6 +130,7 @@ var startCauses = []struct {
 	{"permission", fs.ErrPermission},
 }
 
+// NewStartFailure describes err for the node.
 func NewStartFailure(err error) *StartFailure {
 	f := &StartFailure{Message: err.Error()}
 	for _, c := range startCauses {
@@ -113,7 +142,7 @@ func NewStartFailure(err error) *StartFailure {
 	return f
 }
 
-// err rebuilds the error on the node's side: its message, and the cause errors.Is finds.
+// Err rebuilds the error on the node's side: its message, and the cause errors.Is finds.
 func (f *StartFailure) Err() error {
 	for _, c := range startCauses {
 		if c.name == f.Cause {
@@ -123,7 +152,7 @@ func (f *StartFailure) Err() error {
 	return errors.New(f.Message)
 }
 
-// remoteError is an error that happened in the supervisor.
+// remoteError is an error that happened in the host.
 type remoteError struct {
 	msg   string
 	cause error
@@ -131,13 +160,3 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.cause }
-
-// exitCode is what the supervisor exits with, so that it looks from outside (ps, a debugger)
-// like the program did: its code, or 128 plus the signal's number, as a shell reports it. The
-// node reads the report instead, which says which signal and whether it dumped core.
-func exitCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
