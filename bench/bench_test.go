@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/pgtest"
+	"github.com/rotahq/rota/internal/redistest"
 )
 
 // The size of one benchmark op. One op is one whole workload on a fresh store, so the figures
@@ -36,6 +37,13 @@ func BenchmarkSQLite(b *testing.B) {
 func BenchmarkPostgreSQL(b *testing.B) {
 	url := pgtest.URL(b) // fails in CI when no server answers, skips elsewhere
 	runBenchmarks(b, Rota("rota-postgres", Postgres(url)))
+}
+
+// BenchmarkRedis runs on the test Redis (ROTA_TEST_REDIS_URL or 127.0.0.1:6379), each workload
+// in a namespace of its own that is deleted afterwards.
+func BenchmarkRedis(b *testing.B) {
+	url := redistest.URL(b) // fails in CI when no server answers, skips elsewhere
+	runBenchmarks(b, Rota("rota-redis", Redis(url)))
 }
 
 func runBenchmarks(b *testing.B, t Target) {

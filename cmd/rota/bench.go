@@ -12,11 +12,14 @@ import (
 
 	"github.com/rotahq/rota/bench"
 	"github.com/rotahq/rota/internal/storeurl"
+	"github.com/rotahq/rota/internal/storeurl/redisurl"
 )
 
 // benchCmd measures rota on the kind of store --store names. It never touches that store's data:
 // the workloads run in fresh SQLite files beside the named file (same disk, which is what the
-// figure is about) or in fresh PostgreSQL schemas of the named database, removed afterwards.
+// figure is about), in fresh PostgreSQL schemas of the named database, or in fresh namespaces of
+// the named Redis (whose keys it deletes one by one: it never flushes a database), removed
+// afterwards.
 func (a *app) benchCmd() *cobra.Command {
 	var (
 		workload string
@@ -33,12 +36,14 @@ func (a *app) benchCmd() *cobra.Command {
   latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
 
 Each workload runs on an empty store: a new SQLite file in the directory of the --store file,
-or a new schema in the --store PostgreSQL database. Both are removed afterwards; the store's own
-jobs are never touched. The machine's other load shows in the figures: compare runs made side
+a new schema in the --store PostgreSQL database, or a new namespace (NAMESPACE-bench-RANDOM)
+in the --store Redis. All are removed afterwards; the store's own jobs are never touched, and a
+Redis database is never flushed. The machine's other load shows in the figures: compare runs made side
 by side, not across days.`,
 		Example: `  rota bench
   rota bench --workload drain --jobs 100000
-  rota bench --store postgres://localhost/app --workload latency --rate 1000 -o json`,
+  rota bench --store postgres://localhost/app --workload latency --rate 1000 -o json
+  rota bench --store 'redis://127.0.0.1:6379/0?namespace=app' --workload drain --jobs 100000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBenchConfig(cfg); err != nil {
@@ -110,6 +115,8 @@ func (a *app) benchTarget() (bench.Target, error) {
 		return bench.Rota("rota-sqlite", bench.SQLite(filepath.Dir(loc.Path))), nil
 	case storeurl.Postgres:
 		return bench.Rota("rota-postgres", bench.Postgres(loc.URL)), nil
+	case redisurl.Kind:
+		return bench.Rota("rota-redis", bench.Redis(loc.URL)), nil
 	}
 	return nil, fmt.Errorf("rota bench: cannot benchmark a %s store", loc.Kind)
 }

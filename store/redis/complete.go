@@ -31,8 +31,13 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		}
 		replies = []any{v}
 	} else {
+		w, release, err := s.writer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		var cmds []*goredis.Cmd
-		_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			for i := 0; i < len(outcomes); i += completeChunk {
 				chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
 				cmds = append(cmds, scriptComplete.Eval(ctx, p, s.keys, s.argv(completeArgs(chunk))...))
@@ -48,6 +53,9 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 				return nil, s.fail("complete", err)
 			}
 			replies = append(replies, v)
+		}
+		if err := s.waitReplicas(ctx, w, "complete"); err != nil {
+			return nil, err
 		}
 	}
 	applied := make([]bool, 0, len(outcomes))

@@ -24,7 +24,15 @@
 // A returned Insert is as durable as the server's persistence makes a write: appendonly with
 // appendfsync always survives power loss, everysec a crash of the process; without persistence,
 // nothing survives a restart. Run Redis with maxmemory-policy noeviction (or volatile-*): rota
-// sets no TTLs, and an allkeys policy would evict jobs.
+// sets no TTLs, and an allkeys policy would evict jobs. Open reads these settings (CONFIG GET,
+// best effort: where CONFIG is renamed or denied it logs that it could not check), warns about
+// persistence that loses jobs on a restart, and refuses an allkeys-* policy (ErrEvictionPolicy)
+// unless WithAllowEviction.
+//
+// Replication is asynchronous: a failover may lose writes the primary acknowledged.
+// WithWaitReplicas (wait_replicas=N&wait_timeout=D in the URL) follows every state-changing
+// script with WAIT on its connection; fewer acknowledgements than asked fail the call with
+// ErrNotReplicated and store.ErrUnavailable, although the write stays applied on the primary.
 //
 // # Migrating and identity
 //

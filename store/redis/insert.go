@@ -67,8 +67,13 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 // their source: an EVALSHA that met NOSCRIPT inside the transaction would fail alone while the
 // others ran.
 func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]any, error) {
+	w, release, err := s.writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var cmds []*goredis.Cmd
-	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		for i := 0; i < len(params); i += insertChunk {
 			chunk := params[i:min(i+insertChunk, len(params))]
 			cmds = append(cmds, scriptInsert.Eval(ctx, p, s.keys, s.argv(insertArgs(s.origin, chunk))...))
@@ -83,6 +88,9 @@ func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]an
 		if out[i], err = c.Result(); err != nil {
 			return nil, s.fail("insert", err)
 		}
+	}
+	if err := s.waitReplicas(ctx, w, "insert"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 )
@@ -15,6 +16,10 @@ type config struct {
 	logger      *slog.Logger
 	pollOnly    bool
 	autoMigrate bool
+
+	allowEviction bool
+	waitReplicas  int
+	waitTimeout   time.Duration
 }
 
 // Option configures a Store.
@@ -48,3 +53,32 @@ func WithPollOnly() Option { return func(c *config) { c.pollOnly = true } }
 // is an explicit step (Migrate, `rota migrate`): a node that migrated on every start would
 // quietly rebuild a namespace that was flushed under it.
 func WithAutoMigrate() Option { return func(c *config) { c.autoMigrate = true } }
+
+// WithAllowEviction lets Open accept a server whose maxmemory-policy is allkeys-*. Such a server
+// evicts any key when memory is full, jobs and their index entries included, silently: without
+// this option Open refuses it (ErrEvictionPolicy). Use it only where losing jobs is acceptable,
+// such as a cache-only Redis in development.
+func WithAllowEviction() Option { return func(c *config) { c.allowEviction = true } }
+
+// WaitTimeoutDefault is how long WithWaitReplicas (and wait_replicas= without wait_timeout=)
+// waits for acknowledgements: replicas on a healthy network ack in about a millisecond, and a
+// second is short enough that a node whose replica is gone learns it before its leases run out.
+const WaitTimeoutDefault = time.Second
+
+// WithWaitReplicas makes every state-changing script wait (WAIT n timeout, on the connection the
+// script ran on) until n replicas acknowledged its writes. When fewer do within timeout, the
+// call fails with an error wrapping ErrNotReplicated and store.ErrUnavailable, although the write
+// was applied on the primary and stays there: an Insert that failed so inserted its jobs, so a
+// producer that retries it should carry a unique key, and a Claim that failed so leaves its jobs
+// running until their leases expire and they are rescued. WAIT narrows the window in which a
+// failover loses acknowledged writes; it does not make Redis strongly consistent (a replica that
+// acked may still not be the one promoted). n <= 0 turns waiting off; a timeout <= 0 is
+// WaitTimeoutDefault (WAIT 0 would wait forever).
+func WithWaitReplicas(n int, timeout time.Duration) Option {
+	return func(c *config) {
+		if timeout <= 0 {
+			timeout = WaitTimeoutDefault
+		}
+		c.waitReplicas, c.waitTimeout = max(n, 0), timeout
+	}
+}

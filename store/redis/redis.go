@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -50,13 +51,15 @@ const PoolSizeDefault = 32
 // for the URL's form. It loads the scripts, checks that the namespace is not newer than this
 // build (store.ErrSchemaTooNew) and, WithAutoMigrate, migrates it.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	uo, ns, err := ParseURL(url)
+	uo, ns, urlOpts, err := parseURL(url)
 	if err != nil {
 		return nil, err
 	}
 	if ns != "" {
-		opts = append([]Option{WithNamespace(ns)}, opts...)
+		urlOpts = append([]Option{WithNamespace(ns)}, urlOpts...)
 	}
+	// The caller's options come last, so they win over the URL's.
+	opts = append(urlOpts, opts...)
 	s, err := New(goredis.NewUniversalClient(uo), opts...)
 	if err != nil {
 		return nil, err
@@ -72,21 +75,52 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // ParseURL reads redis://[user:pass@]host:port/db?namespace=NAME (rediss:// for TLS) into client
 // options and the namespace ("" when the URL names none). Further addr=host:port parameters add
 // seed nodes (a Cluster), and master_name=NAME makes the addresses Sentinels: one code path,
-// redis.UniversalClient, serves all three.
+// redis.UniversalClient, serves all three. The store's own parameters are checked here and
+// applied by Open: allow_eviction=true is WithAllowEviction, and wait_replicas=N with an
+// optional wait_timeout=DURATION (such as 500ms; a bare number is milliseconds) is
+// WithWaitReplicas.
 func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
+	uo, ns, _, err := parseURL(raw)
+	return uo, ns, err
+}
+
+// parseURL is ParseURL that also returns the Options the URL's store parameters stand for.
+func parseURL(raw string) (*goredis.UniversalOptions, string, []Option, error) {
 	base, query, _ := strings.Cut(raw, "?")
 	var ns, master string
 	var addrs, rest []string
+	var opts []Option
+	waitN, waitTimeout := -1, time.Duration(0)
 	for _, kv := range strings.Split(query, "&") {
 		if kv == "" {
 			continue
 		}
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
+		case "allow_eviction":
+			allow, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, "", nil, fmt.Errorf("redis: store URL: allow_eviction=%q: want true or false", v)
+			}
+			if allow {
+				opts = append(opts, WithAllowEviction())
+			}
+		case "wait_replicas":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, "", nil, fmt.Errorf("redis: store URL: wait_replicas=%q: want a number of replicas, 0 or more", v)
+			}
+			waitN = n
+		case "wait_timeout":
+			d, err := parseWaitTimeout(v)
+			if err != nil {
+				return nil, "", nil, fmt.Errorf("redis: store URL: wait_timeout=%q: %w", v, err)
+			}
+			waitTimeout = d
 		case "namespace":
 			ns = v
 			if ns == "" {
-				return nil, "", errors.New("redis: store URL: ?namespace= names no namespace")
+				return nil, "", nil, errors.New("redis: store URL: ?namespace= names no namespace")
 			}
 		case "addr":
 			addrs = append(addrs, v)
@@ -96,13 +130,19 @@ func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 			rest = append(rest, kv)
 		}
 	}
+	if waitTimeout > 0 && waitN < 0 {
+		return nil, "", nil, errors.New("redis: store URL: wait_timeout= without wait_replicas=")
+	}
+	if waitN >= 0 {
+		opts = append(opts, WithWaitReplicas(waitN, waitTimeout))
+	}
 	if len(rest) > 0 {
 		base += "?" + strings.Join(rest, "&")
 	}
 	o, err := goredis.ParseURL(base)
 	if err != nil {
 		// The error may repeat the URL, password and all.
-		return nil, "", errors.New("redis: store URL: not a valid redis:// or rediss:// URL")
+		return nil, "", nil, errors.New("redis: store URL: not a valid redis:// or rediss:// URL")
 	}
 	poolSize := o.PoolSize
 	if !strings.Contains(query, "pool_size") {
@@ -113,11 +153,32 @@ func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 		TLSConfig: o.TLSConfig, MasterName: master, PoolSize: poolSize, ClientName: o.ClientName,
 		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
 		ContextTimeoutEnabled: true,
-		// go-redis asks for maintenance notifications on connect from v9.15, which OSS Redis
-		// and Valkey refuse (redis/go-redis#3536).
+		// No command is sent again after a lost connection: a script whose reply was lost may
+		// have run, and running it again would insert a job twice or strand the first claim's
+		// jobs until their leases pass. The caller sees the error (store.ErrUnavailable) and the
+		// runtime retries at its own level, where a claim is a new claim.
+		MaxRetries: -1,
+		// go-redis asks for maintenance notifications on connect from v9.15, which Redis and
+		// Valkey servers refuse.
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
-	return uo, ns, nil
+	return uo, ns, opts, nil
+}
+
+// parseWaitTimeout reads wait_timeout: a Go duration, or a bare number of milliseconds as WAIT
+// itself takes. It must be above zero: WAIT 0 blocks until the replicas answer, however long.
+func parseWaitTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if ms, errMs := strconv.Atoi(v); errMs == nil {
+		d, err = time.Duration(ms)*time.Millisecond, nil
+	}
+	if err != nil {
+		return 0, errors.New("want a duration such as 500ms or 2s")
+	}
+	if d <= 0 {
+		return 0, errors.New("must be above zero (WAIT 0 would wait forever)")
+	}
+	return d, nil
 }
 
 // New returns a Store on a client the caller owns and closes after the Store: a *redis.Client,
@@ -129,6 +190,13 @@ func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
 	}
 	if cfg.namespace == "" || strings.ContainsAny(cfg.namespace, "{}") {
 		return nil, fmt.Errorf("redis: namespace %q: must be non-empty and hold no braces", cfg.namespace)
+	}
+	if cfg.waitReplicas > 0 {
+		switch rdb.(type) {
+		case *goredis.Client, *goredis.ClusterClient:
+		default:
+			return nil, fmt.Errorf("redis: wait for replicas: a %T has no one connection to WAIT on; use a *redis.Client or *redis.ClusterClient", rdb)
+		}
 	}
 	prefix := "rota:{" + cfg.namespace + "}:"
 	s := &Store{
@@ -149,6 +217,9 @@ func (s *Store) start(ctx context.Context) error {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return s.fail("open: load scripts", err)
 		}
+	}
+	if err := s.checkServer(ctx); err != nil {
+		return err
 	}
 	if s.cfg.autoMigrate {
 		return s.Migrate(ctx)
@@ -199,20 +270,36 @@ func (s *Store) argv(args []any) []any {
 }
 
 // run runs sc with args after the common ARGV. Script.Run sends EVALSHA and, on NOSCRIPT (after
-// SCRIPT FLUSH, a restart or a failover), EVAL with the source.
+// SCRIPT FLUSH, a restart or a failover), EVAL with the source. A state-changing script is
+// followed by WAIT when the store waits for replicas (see writer).
 func (s *Store) run(ctx context.Context, sc *script, args ...any) (any, error) {
-	var cmd *goredis.Cmd
 	if sc.readOnly {
-		cmd = sc.RunRO(ctx, s.rdb, s.keys, s.argv(args)...)
-	} else {
-		cmd = sc.Run(ctx, s.rdb, s.keys, s.argv(args)...)
+		return s.result(sc.name, sc.RunRO(ctx, s.rdb, s.keys, s.argv(args)...))
 	}
+	w, release, err := s.writer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	v, err := s.result(sc.name, sc.Run(ctx, w, s.keys, s.argv(args)...))
+	if err != nil {
+		// Scripts check before they write: one that failed wrote nothing to wait for.
+		return nil, err
+	}
+	if err := s.waitReplicas(ctx, w, sc.name); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// result reads a script's reply, nil for a nil reply.
+func (s *Store) result(name string, cmd *goredis.Cmd) (any, error) {
 	v, err := cmd.Result()
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, s.fail(sc.name, err)
+		return nil, s.fail(name, err)
 	}
 	return v, nil
 }
