@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/pgtest"
@@ -23,15 +24,21 @@ import (
 // it through --pass-env, so a job's shell script can say which node ran it.
 const nodeEnv = "E2E_NODE"
 
-// cluster is one test's store (its own schema) and the `rota serve` processes on it.
+// cluster is one test's store (its own PostgreSQL schema or Redis namespace) and the `rota serve`
+// processes on it.
 type cluster struct {
 	t *testing.T
 	// store is the --store URL of the processes.
 	store string
 	// client is the test's own client on the same store, for inserting and checking jobs.
 	client *rota.Client
-	// pool is the client's connection pool, for looking at the server itself (pg_stat_activity).
-	pool   *pgxpool.Pool
+	// pool is the client's connection pool, for looking at the server itself (pg_stat_activity);
+	// nil on Redis.
+	pool *pgxpool.Pool
+	// rdb is a plain client of the Redis server, for looking at the server itself (CLIENT LIST);
+	// nil on PostgreSQL.
+	rdb *goredis.Client
+	// schema is the PostgreSQL schema or the Redis namespace: it names the test's connections.
 	schema string
 	// dir holds the test's files: the job log.
 	dir   string
@@ -126,7 +133,8 @@ func (c *cluster) logWriter(n *node) io.Writer {
 }
 
 // nodeStore is the --store URL of node id: the cluster's, with the node named as the
-// application of its connections, so the test can tell them apart in pg_stat_activity.
+// application of its connections, so the test can tell them apart in pg_stat_activity (on
+// Redis: as the client name, in CLIENT LIST).
 func (c *cluster) nodeStore(id string) string {
 	c.t.Helper()
 	u, err := url.Parse(c.store)
@@ -134,7 +142,11 @@ func (c *cluster) nodeStore(id string) string {
 		c.t.Fatal(err)
 	}
 	q := u.Query()
-	q.Set("application_name", c.applicationName(id))
+	param := "application_name"
+	if c.rdb != nil {
+		param = "client_name"
+	}
+	q.Set(param, c.applicationName(id))
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -162,6 +174,9 @@ func (c *cluster) sessions(t *testing.T, id string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if c.rdb != nil {
+		return c.redisSessions(ctx, t, id)
+	}
 	var n int
 	err := c.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", c.applicationName(id)).Scan(&n)
 	if err != nil {

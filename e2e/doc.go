@@ -8,4 +8,10 @@
 // scripts/postgres.sh provides): without one the tests skip, except under CI=true, where they
 // fail. The store-outage test starts a throwaway server of its own with scripts/postgres.sh, so
 // restarting it cannot disturb the tests of other packages that share the main one.
+//
+// The TestRedis… tests prove the same of the Redis store: the exactly-once and SIGKILL runs on a
+// namespace of their own on the shared Redis (ROTA_TEST_REDIS_URL, or 127.0.0.1:6379 that
+// scripts/redis.sh provides; the same skip and CI rules), deleting only that namespace's keys;
+// the restart and flush runs on a private redis-server that the test starts (with AOF on) and
+// stops itself.
 package e2e

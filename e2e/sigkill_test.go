@@ -25,7 +25,11 @@ const sigkillJobs = exactlyOnceJobs
 // lease on their first attempt, completed at the second. The victim is the leader: its jobs and
 // its leader services fail over at once.
 func TestSIGKILLMidRun(t *testing.T) {
-	c := newCluster(t, sharedPostgres(t))
+	sigkillMidRun(t, newCluster(t, sharedPostgres(t)))
+}
+
+// sigkillMidRun is TestSIGKILLMidRun on the cluster c, of any store.
+func sigkillMidRun(t *testing.T, c *cluster) {
 	for _, id := range []string{"n1", "n2", "n3"} {
 		c.start(id, fastFailover...)
 	}
@@ -36,7 +40,7 @@ func TestSIGKILLMidRun(t *testing.T) {
 	ids := c.insertScripts(t, appendScript, sigkillJobs)
 	c.waitCompleted(t, sigkillJobs/3, 2*time.Minute)
 	if c.sessions(t, victim.id) == 0 {
-		t.Fatalf("no session of %s in pg_stat_activity: its connections are not named", victim.id)
+		t.Fatalf("no session of %s in the server (pg_stat_activity, CLIENT LIST): its connections are not named", victim.id)
 	}
 	victim.kill(t)
 	// Once the server has ended the dead node's sessions, nothing can change its jobs until their
