@@ -1,7 +1,8 @@
 // Package redisurl registers the Redis store with package storeurl, under the schemes redis and
 // rediss (TLS). Import it for its effect. A URL names the namespace rota's keys live under with
 // ?namespace=NAME (default "rota"), so several deployments can share one Redis; addr=host:port
-// parameters add Cluster seed nodes and master_name=NAME names a Sentinel master (see
+// parameters add Cluster seed nodes, master_name=NAME names a Sentinel master, allow_eviction,
+// wait_replicas and wait_timeout set the store's options of those names (see
 // store/redis.ParseURL). Opening a location does not migrate the namespace: that is for
 // `rota migrate` to do, once, so that a node starting on a flushed namespace is refused instead
 // of quietly rebuilding it.
