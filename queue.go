@@ -28,10 +28,13 @@ type queue struct {
 	// store still counts it as running), elsewhere when the store announces it.
 	limited atomic.Bool
 	wake    chan struct{}
+	// errors keeps a store that refuses every claim from logging a line per poll.
+	errors claimErrors
 }
 
 func newQueue(n *Node, name string, max int) *queue {
-	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1)}
+	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1),
+		errors: claimErrors{clock: n.clock, logger: n.logger, queue: name}}
 }
 
 // signal wakes the fetch loop without blocking; wake-ups coalesce.
@@ -101,9 +104,10 @@ func (q *queue) claim() {
 		})
 		if err != nil {
 			// The store may be down for a moment: the next poll tries again.
-			n.logger.Warn("rota: claim failed; will retry at the next poll", "queue", q.name, "error", err)
+			q.errors.failed(err)
 			return
 		}
+		q.errors.succeeded()
 		q.more.Store(len(rows) == ask)
 		for _, row := range rows {
 			q.active.Add(1)
