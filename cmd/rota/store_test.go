@@ -76,8 +76,9 @@ func TestVersion(t *testing.T) {
 // work on it.
 func TestMigrateRedis(t *testing.T) {
 	url := redistest.URL(t)
+	ns := redistest.Namespace(t, url)
 	e := newEnv(t)
-	e.store = redistest.StoreURL(t, url, redistest.Namespace(t, url))
+	e.store = redistest.StoreURL(t, url, ns)
 	if out := e.run("migrate", "--dry-run").ok(t).stdout; !strings.Contains(out, "would bring the redis store") {
 		t.Fatalf("dry run: %q", out)
 	}
@@ -88,5 +89,9 @@ func TestMigrateRedis(t *testing.T) {
 	e.run("enqueue", "report", "--args", `{"month":"2026-11"}`).ok(t)
 	if out := e.run("jobs", "list").ok(t).stdout; !strings.Contains(out, "1   available  report") {
 		t.Fatalf("jobs on the migrated namespace:\n%s", out)
+	}
+	keys, err := redistest.Client(t, url).Keys(t.Context(), "rota:{"+ns+"}:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the job is not under the URL's namespace %s: %v, %d keys", ns, err, len(keys))
 	}
 }

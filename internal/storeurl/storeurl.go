@@ -41,7 +41,8 @@ type Location struct {
 	Path string
 	// URL is the connection URL of a store on a server, without rota's own parameters.
 	URL string
-	// Schema is the schema (or namespace) named by ?schema=, or empty for the store's default.
+	// Schema is the PostgreSQL schema named by ?schema=, or the namespace named by ?namespace=,
+	// or empty for the store's default.
 	Schema string
 }
 
@@ -54,8 +55,10 @@ func (l Location) String() string {
 	if u, err := url.Parse(l.URL); err == nil {
 		s = u.Redacted()
 	}
-	if l.Schema != "" {
+	if l.Schema != "" && l.Kind == Postgres {
 		s += " (schema " + l.Schema + ")"
+	} else if l.Schema != "" {
+		s += " (namespace " + l.Schema + ")"
 	}
 	return s
 }

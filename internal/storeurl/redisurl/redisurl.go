@@ -11,6 +11,7 @@ package redisurl
 import (
 	"context"
 	"errors"
+	"net/url"
 
 	"github.com/rotahq/rota/internal/storeurl"
 	"github.com/rotahq/rota/store"
@@ -32,9 +33,20 @@ func parse(raw string) (storeurl.Location, error) {
 	if err != nil {
 		return storeurl.Location{}, errors.New("store URL: not a valid redis:// or rediss:// URL")
 	}
-	return storeurl.Location{Kind: Kind, URL: raw, Schema: ns}, nil
+	u, err := url.Parse(raw)
+	if err != nil {
+		return storeurl.Location{}, errors.New("store URL: not a valid redis:// or rediss:// URL")
+	}
+	q := u.Query()
+	q.Del("namespace")
+	u.RawQuery = q.Encode()
+	return storeurl.Location{Kind: Kind, URL: u.String(), Schema: ns}, nil
 }
 
 func open(ctx context.Context, loc storeurl.Location, o storeurl.Options) (store.Store, error) {
-	return redis.Open(ctx, loc.URL, redis.WithLogger(o.Logger))
+	opts := []redis.Option{redis.WithLogger(o.Logger)}
+	if loc.Schema != "" {
+		opts = append(opts, redis.WithNamespace(loc.Schema))
+	}
+	return redis.Open(ctx, loc.URL, opts...)
 }
