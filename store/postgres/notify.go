@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -65,17 +64,10 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error
 }
 
 // listener holds the Store's one LISTEN connection, reconnects it with backoff when it breaks,
-// and hands notifications to the subscribers through hub.
+// and hands notifications to the subscribers through its hub.
 type listener struct {
-	s   *Store
-	hub *fanout.Hub
-
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	ready   chan struct{} // closed when the first connection attempt has ended
-	stop    context.CancelFunc
-	done    chan struct{} // closed when run has returned
+	*fanout.Listener
+	s *Store
 
 	// onListen, when set (by tests, before the first Subscribe), is called with the backend pid
 	// of the connection each time it starts listening.
@@ -83,67 +75,23 @@ type listener struct {
 }
 
 func newListener(s *Store) *listener {
-	return &listener{
-		s:     s,
-		hub:   fanout.New(subscriberBuffer),
-		ready: make(chan struct{}),
-		done:  make(chan struct{}),
-	}
+	l := &listener{s: s}
+	l.Listener = fanout.NewListener(subscriberBuffer, s.cfg.pollOnly, l.run)
+	return l
 }
 
 func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	l.mu.Lock()
-	ch, err := l.hub.Subscribe(ctx)
+	ch, err := l.Subscribe(ctx)
 	if err != nil {
-		l.mu.Unlock()
 		return nil, fmt.Errorf("postgres: subscribe: %w", err)
-	}
-	if l.s.cfg.pollOnly {
-		if !l.started {
-			l.started = true
-			close(l.ready)
-			close(l.done)
-		}
-	} else if !l.started {
-		l.started = true
-		runCtx, stop := context.WithCancel(context.Background())
-		l.stop = stop
-		go l.run(runCtx)
-	}
-	l.mu.Unlock()
-	select {
-	case <-l.ready:
-	case <-ctx.Done():
 	}
 	return ch, nil
 }
 
-func (l *listener) close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return
-	}
-	l.closed = true
-	l.hub.Close()
-	started, stop := l.started, l.stop
-	l.mu.Unlock()
-	if started && stop != nil {
-		stop()
-		<-l.done
-	}
-}
+func (l *listener) close() { l.Close() }
 
 // run keeps a listening connection until ctx ends.
-func (l *listener) run(ctx context.Context) {
-	defer close(l.done)
-	first := true
-	markReady := func() {
-		if first {
-			first = false
-			close(l.ready)
-		}
-	}
+func (l *listener) run(ctx context.Context, markReady func()) {
 	// failures counts the connections refused or lost since one last listened. The first retry
 	// is immediate: a killed connection is usually replaceable at once.
 	failures := 0
@@ -156,7 +104,7 @@ func (l *listener) run(ctx context.Context) {
 				// NOTIFYs sent while nobody listened are gone: subscribers look again, every
 				// queue (a TopicInsert naming none) and every job they wait for.
 				missed = false
-				l.hub.Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
+				l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
 			}
 		})
 		missed = true
@@ -232,7 +180,7 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	default:
 		return
 	}
-	l.hub.Publish(out)
+	l.Hub().Publish(out)
 }
 
 // parseInsertPayload splits an insert notification into the origin of the Store that sent it
@@ -264,7 +212,7 @@ func (s *Store) announceLocally(res []store.InsertResult) {
 		}
 	}
 	if len(notes) > 0 {
-		s.listener.hub.Publish(notes)
+		s.listener.Hub().Publish(notes)
 	}
 }
 

@@ -211,7 +211,7 @@ func TestPollOnly(t *testing.T) {
 	for n := range ch {
 		t.Fatalf("poll-only store delivered %+v", n)
 	}
-	if s.listener.stop != nil {
+	if s.listener.Running() {
 		t.Fatal("poll-only store started a listener")
 	}
 }

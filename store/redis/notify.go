@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -46,72 +45,32 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error
 // listener holds the Store's one subscriber connection, which go-redis reconnects and
 // resubscribes; after any gap it tells subscribers to look again.
 type listener struct {
-	s   *Store
-	hub *fanout.Hub
-
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	ready   chan struct{} // closed once the first SUBSCRIBE was confirmed or failed
-	stop    context.CancelFunc
-	done    chan struct{}
+	*fanout.Listener
+	s *Store
 }
 
 func newListener(s *Store) *listener {
-	return &listener{s: s, hub: fanout.New(subscriberBuffer), ready: make(chan struct{}), done: make(chan struct{})}
+	l := &listener{s: s}
+	l.Listener = fanout.NewListener(subscriberBuffer, s.cfg.pollOnly, l.run)
+	return l
 }
 
 func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	l.mu.Lock()
-	ch, err := l.hub.Subscribe(ctx)
+	ch, err := l.Subscribe(ctx)
 	if err != nil {
-		l.mu.Unlock()
 		return nil, fmt.Errorf("redis: subscribe: %w", err)
-	}
-	if !l.started {
-		l.started = true
-		if l.s.cfg.pollOnly {
-			close(l.ready)
-			close(l.done)
-		} else {
-			runCtx, stop := context.WithCancel(context.Background())
-			l.stop = stop
-			go l.run(runCtx)
-		}
-	}
-	l.mu.Unlock()
-	select {
-	case <-l.ready:
-	case <-ctx.Done():
 	}
 	return ch, nil
 }
 
-func (l *listener) close() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return
-	}
-	l.closed = true
-	l.hub.Close()
-	stop := l.stop
-	l.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-l.done
-	}
-}
+func (l *listener) close() { l.Close() }
 
 // run receives until ctx ends. A network error, or a subscription confirmed again (go-redis
 // resubscribed on a new connection), means messages may have been lost meanwhile: subscribers
 // are told to look at every queue and every job they wait for.
-func (l *listener) run(ctx context.Context) {
-	defer close(l.done)
+func (l *listener) run(ctx context.Context, markReady func()) {
 	ps := l.s.rdb.Subscribe(ctx, l.s.channel)
 	defer ps.Close()
-	var once sync.Once
-	markReady := func() { once.Do(func() { close(l.ready) }) }
 	confirmed, missed, failures := false, false, 0
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, pingEvery)
@@ -150,7 +109,7 @@ func (l *listener) run(ctx context.Context) {
 			markReady()
 			if missed {
 				missed = false
-				l.hub.Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
+				l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
 			}
 		case *goredis.Message:
 			l.dispatch(m.Payload)
@@ -168,7 +127,7 @@ func (l *listener) dispatch(payload string) {
 			}
 			rest = q
 		}
-		l.hub.Publish([]store.Notification{{Topic: store.TopicInsert, Queue: rest}})
+		l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert, Queue: rest}})
 	case "f":
 		var out []store.Notification
 		for f := range strings.SplitSeq(rest, ",") {
@@ -179,9 +138,9 @@ func (l *listener) dispatch(payload string) {
 			}
 			out = append(out, store.Notification{Topic: store.TopicFinal, JobID: id})
 		}
-		l.hub.Publish(out)
+		l.Hub().Publish(out)
 	case "c":
-		l.hub.Publish([]store.Notification{{Topic: store.TopicChanged}})
+		l.Hub().Publish([]store.Notification{{Topic: store.TopicChanged}})
 	}
 }
 
@@ -200,6 +159,6 @@ func (s *Store) announceLocally(res []store.InsertResult) {
 		}
 	}
 	if len(notes) > 0 {
-		s.listener.hub.Publish(notes)
+		s.listener.Hub().Publish(notes)
 	}
 }

@@ -42,3 +42,44 @@ func TestHub(t *testing.T) {
 		t.Fatalf("Subscribe after Close: %v", err)
 	}
 }
+
+// The first Subscribe starts the connection and returns once it is ready; Close stops it; a
+// poll-only Listener never starts one.
+func TestListener(t *testing.T) {
+	started := make(chan struct{})
+	stopped := make(chan struct{})
+	l := NewListener(4, false, func(ctx context.Context, ready func()) {
+		close(started)
+		ready()
+		<-ctx.Done()
+		close(stopped)
+	})
+	if l.Running() {
+		t.Fatal("running before the first Subscribe")
+	}
+	ch, err := l.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert, Queue: "q"}})
+	if n := <-ch; n.Queue != "q" {
+		t.Fatalf("got %+v", n)
+	}
+	if _, err := l.Subscribe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	<-stopped
+	for range ch {
+	}
+	if _, err := l.Subscribe(t.Context()); err == nil {
+		t.Fatal("Subscribe after Close succeeded")
+	}
+
+	poll := NewListener(4, true, func(context.Context, func()) { t.Error("a poll-only Listener ran") })
+	if _, err := poll.Subscribe(t.Context()); err != nil || poll.Running() {
+		t.Fatalf("poll-only Subscribe: %v, running %v", err, poll.Running())
+	}
+	poll.Close()
+}
