@@ -47,22 +47,7 @@ func TestStoreOutage(t *testing.T) {
 	leader, token := c.waitLeader(t, "", 30*time.Second)
 	t.Logf("%s leads after the outage (token %d)", leader, token)
 
-	for _, n := range c.nodes {
-		if n.exited() {
-			t.Errorf("node %s exited: %v", n.id, n.err)
-			continue
-		}
-		failures := 0
-		for _, r := range parseLog(n.out.String()) {
-			if (r.Level == "WARN" || r.Level == "ERROR") && !r.Time.Before(down) {
-				failures++
-			}
-		}
-		if failures == 0 {
-			t.Errorf("node %s logged no failure during the outage", n.id)
-		}
-		t.Logf("node %s logged %d warnings and errors from the outage on", n.id, failures)
-	}
+	c.checkRodeOutOutage(t, down)
 	c.waitListening(t, len(c.nodes), 30*time.Second)
 
 	bad := checkJobs(t)
@@ -104,5 +89,27 @@ func (c *cluster) waitListening(t *testing.T, want int, within time.Duration) {
 	})
 	if !listening {
 		t.Fatalf("%d listeners connected after %v, want %d (error: %v)", n, within, want, err)
+	}
+}
+
+// checkRodeOutOutage checks that every node is still running and said, from down on, that the
+// store failed it: an outage that no node noticed proves nothing about riding it out.
+func (c *cluster) checkRodeOutOutage(t *testing.T, down time.Time) {
+	t.Helper()
+	for _, n := range c.nodes {
+		if n.exited() {
+			t.Errorf("node %s exited: %v", n.id, n.err)
+			continue
+		}
+		failures := 0
+		for _, r := range parseLog(n.out.String()) {
+			if (r.Level == "WARN" || r.Level == "ERROR") && !r.Time.Before(down) {
+				failures++
+			}
+		}
+		if failures == 0 {
+			t.Errorf("node %s logged no failure during the outage", n.id)
+		}
+		t.Logf("node %s logged %d warnings and errors from the outage on", n.id, failures)
 	}
 }
