@@ -11,10 +11,11 @@ import (
 
 // writeComparison prints one row per result with rota's ratio to it: rota's figure divided by the
 // peer's, for the same workload, rota on the comparable store (SQLite for River on SQLite,
-// PostgreSQL for River on PostgreSQL and for Asynq, the other store made for a fleet). A jobs/s
-// ratio above 1 means rota is faster; a latency or CPU-per-job ratio below 1 means rota's is lower.
+// PostgreSQL for River on PostgreSQL, Redis for Asynq and BullMQ, or PostgreSQL, the other store
+// made for a fleet, when rota on Redis did not run). A jobs/s ratio above 1 means rota is faster;
+// a latency or CPU-per-job ratio below 1 means rota's is lower.
 func writeComparison(w io.Writer, results []bench.Result) error {
-	targets := allTargets("", "", "", 0)
+	targets := allTargets(stores{})
 	byKey := map[string]bench.Result{}
 	for _, r := range results {
 		byKey[r.System+"/"+string(r.Workload)] = r
@@ -31,7 +32,15 @@ func writeComparison(w io.Writer, results []bench.Result) error {
 		if r.Err != "" {
 			rate = "failed"
 		}
-		base, ok := byKey[targets[r.System].baseline+"/"+string(r.Workload)]
+		var (
+			base bench.Result
+			ok   bool
+		)
+		for _, b := range targets[r.System].baselines {
+			if base, ok = byKey[b+"/"+string(r.Workload)]; ok {
+				break
+			}
+		}
 		if !ok || r.Err != "" || base.Err != "" {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t \t\t\t\t\t\n", r.System, r.Workload, rate, cpu, p50, p99)
 			continue

@@ -1,12 +1,14 @@
-// Command peers runs rota's benchmark workloads against rota and its peers, River and Asynq, in
-// one process run, and prints one table with rota's ratio to each peer. It is a module of its own
-// so that River and Asynq never become dependencies of rota:
+// Command peers runs rota's benchmark workloads against rota and its peers, River, Asynq and
+// BullMQ, in one process run, and prints one table with rota's ratio to each peer. It is a module
+// of its own so that River and Asynq never become dependencies of rota; BullMQ, a Node.js
+// library, runs as a child process (bullmq/, installed with `npm ci`, needed at run time only):
 //
-//	cd bench/peers && go run . [-postgres URL] [-redis ADDR -redis-db N] [-systems LIST]
+//	cd bench/peers && go run . [-postgres URL] [-rota-redis URL] [-redis ADDR -redis-db N -bullmq-db N] [-systems LIST]
 //
 // Every workload runs on an empty system: a new SQLite file, a new PostgreSQL schema (dropped
-// afterwards) or a flushed Redis database that only this benchmark uses. Systems run one after
-// another, never at once, so they do not compete for the machine's cores.
+// afterwards), a new rota namespace or BullMQ key prefix (its keys deleted afterwards), or for
+// Asynq a flushed Redis database that only this benchmark uses. Systems run one after another,
+// never at once, so they do not compete for the machine's cores.
 package main
 
 import (
@@ -43,8 +45,11 @@ const eventBuffer = 200_000
 func main() {
 	var (
 		pgURL     = flag.String("postgres", envOr("ROTA_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (a new schema per workload, dropped after)")
-		redisAddr = flag.String("redis", "127.0.0.1:6379", "Redis address for Asynq")
+		rotaRedis = flag.String("rota-redis", envOr("ROTA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis URL for rota (a new namespace per workload, its keys deleted after; the database is never flushed)")
+		redisAddr = flag.String("redis", "127.0.0.1:6379", "Redis address for Asynq and BullMQ")
 		redisDB   = flag.Int("redis-db", 5, "Redis database for Asynq; flushed, so it must be one only this benchmark uses")
+		bullmqDB  = flag.Int("bullmq-db", 6, "Redis database for BullMQ (a new key prefix per workload, its keys deleted after; never flushed)")
+		bullmqDir = flag.String("bullmq-dir", "bullmq", "directory of BullMQ's bench.mjs and its node_modules")
 		systems   = flag.String("systems", strings.Join(systemNames, ","), "comma-separated systems to run")
 		workloads = flag.String("workloads", "insert-many,insert-one,drain,latency", "comma-separated workloads")
 		many      = flag.Int("insert-many", 100_000, "jobs in the insert-many workload (batches of -batch)")
@@ -67,7 +72,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	targets := allTargets(*sqliteDir, *pgURL, *redisAddr, *redisDB)
+	targets := allTargets(stores{sqliteDir: *sqliteDir, pgURL: *pgURL, rotaRedis: *rotaRedis, redisAddr: *redisAddr, redisDB: *redisDB, bullmqDB: *bullmqDB, bullmqDir: *bullmqDir})
 	var run []target
 	for _, name := range strings.Split(*systems, ",") {
 		t, ok := targets[strings.TrimSpace(name)]
@@ -91,7 +96,13 @@ func main() {
 			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: *workers, Rate: *rate, Duration: *duration}
 			cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
 			fmt.Fprintf(os.Stderr, "%s %-20s %-11s load %s\n", time.Now().Format("15:04:05"), t.Name(), w, loadAvg())
-			res, err := bench.Run(ctx, t, w, cfg)
+			var res bench.Result
+			var err error
+			if wr, ok := t.Target.(workloadRunner); ok {
+				res, err = wr.RunWorkload(ctx, w, cfg)
+			} else {
+				res, err = bench.Run(ctx, t, w, cfg)
+			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "  ", err)
 			}
@@ -118,8 +129,9 @@ func main() {
 // target is a bench.Target with what the comparison needs to know about it.
 type target struct {
 	bench.Target
-	// baseline is the rota system it is compared with.
-	baseline string
+	// baselines are the rota systems it is compared with, the first of them that ran the same
+	// workload: Asynq and BullMQ are compared with rota on Redis when it ran, else on PostgreSQL.
+	baselines []string
 	// workOnly marks a configuration that differs from another only in how it works jobs, so
 	// its insert workloads would repeat that one's.
 	workOnly bool
@@ -129,25 +141,38 @@ type target struct {
 
 var systemNames = []string{
 	"rota-sqlite", "river-sqlite", "river-sqlite-bench",
-	"rota-postgres", "river-postgres", "river-postgres-bench", "asynq-redis",
+	"rota-postgres", "river-postgres", "river-postgres-bench",
+	"rota-redis", "asynq-redis", "bullmq-redis",
 }
 
-// extraSystems run only when -systems names them: rota-postgres-apart and rota-sqlite-apart are
-// rota with the inserting client on a store of its own, as a producer in another process, for
-// the latency workload (their other figures are rota-postgres's and rota-sqlite's).
-var extraSystems = []string{"rota-sqlite-apart", "rota-postgres-apart"}
+// extraSystems run only when -systems names them: the -apart systems are rota with the inserting
+// client on a store of its own, as a producer in another process, for the latency workload (their
+// other figures are those of the system without -apart).
+var extraSystems = []string{"rota-sqlite-apart", "rota-postgres-apart", "rota-redis-apart"}
 
-func allTargets(sqliteDir, pgURL, redisAddr string, redisDB int) map[string]target {
+// stores is where the targets keep their data.
+type stores struct {
+	sqliteDir, pgURL, rotaRedis, redisAddr string
+	redisDB, bullmqDB                      int
+	bullmqDir                              string
+}
+
+func allTargets(s stores) map[string]target {
+	sqliteDir, pgURL := s.sqliteDir, s.pgURL
+	viaRedis := []string{"rota-redis", "rota-postgres"}
 	return map[string]target{
 		"rota-sqlite":          {Target: bench.Rota("rota-sqlite", bench.SQLite(sqliteDir))},
-		"river-sqlite":         {Target: &riverTarget[*sql.Tx]{name: "river-sqlite", open: riverSQLite(sqliteDir)}, baseline: "rota-sqlite"},
-		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baseline: "rota-sqlite", workOnly: true},
+		"river-sqlite":         {Target: &riverTarget[*sql.Tx]{name: "river-sqlite", open: riverSQLite(sqliteDir)}, baselines: []string{"rota-sqlite"}},
+		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baselines: []string{"rota-sqlite"}, workOnly: true},
 		"rota-postgres":        {Target: bench.Rota("rota-postgres", bench.Postgres(pgURL))},
 		"rota-postgres-apart":  {Target: bench.RotaApart("rota-postgres-apart", bench.PostgresApart(pgURL))},
 		"rota-sqlite-apart":    {Target: bench.RotaApart("rota-sqlite-apart", bench.SQLiteApart(sqliteDir))},
-		"river-postgres":       {Target: &riverTarget[pgx.Tx]{name: "river-postgres", open: riverPostgres(pgURL)}, baseline: "rota-postgres"},
-		"river-postgres-bench": {Target: &riverTarget[pgx.Tx]{name: "river-postgres-bench", open: riverPostgres(pgURL), benchmark: true}, baseline: "rota-postgres", workOnly: true},
-		"asynq-redis":          {Target: &asynqTarget{addr: redisAddr, db: redisDB}, baseline: "rota-postgres", noBatch: true},
+		"river-postgres":       {Target: &riverTarget[pgx.Tx]{name: "river-postgres", open: riverPostgres(pgURL)}, baselines: []string{"rota-postgres"}},
+		"river-postgres-bench": {Target: &riverTarget[pgx.Tx]{name: "river-postgres-bench", open: riverPostgres(pgURL), benchmark: true}, baselines: []string{"rota-postgres"}, workOnly: true},
+		"rota-redis":           {Target: bench.Rota("rota-redis", bench.Redis(s.rotaRedis))},
+		"rota-redis-apart":     {Target: bench.RotaApart("rota-redis-apart", rotaRedisApart(s.rotaRedis))},
+		"asynq-redis":          {Target: &asynqTarget{addr: s.redisAddr, db: s.redisDB}, baselines: viaRedis, noBatch: true},
+		"bullmq-redis":         {Target: &bullmqTarget{addr: s.redisAddr, db: s.bullmqDB, dir: s.bullmqDir}, baselines: viaRedis},
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	_ "modernc.org/sqlite" // the driver riversqlite is documented and tested with
 
 	"github.com/rotahq/rota/bench"
+	"github.com/rotahq/rota/store"
+	rotaredis "github.com/rotahq/rota/store/redis"
 )
 
 // riverSQLite opens River on a new SQLite file under dir, set up the way River's own tests set it
@@ -82,4 +84,23 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// rotaRedisApart is bench.Redis for bench.RotaApart: the client inserts through a store of its
+// own on the same namespace, with a connection pool of its own, as a producer in another process
+// does. The node then hears of an insert through the namespace's Pub/Sub channel, not through
+// the inserting store's wake-up of its own subscribers.
+func rotaRedisApart(url string) func(ctx context.Context) (node, client store.Store, cleanup func() error, err error) {
+	open := bench.Redis(url)
+	return func(ctx context.Context) (store.Store, store.Store, func() error, error) {
+		st, cleanup, err := open(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		client, err := rotaredis.Open(ctx, url, rotaredis.WithNamespace(st.(*rotaredis.Store).Namespace()), rotaredis.WithLogger(quietLogger))
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, cleanup())
+		}
+		return st, client, func() error { return errors.Join(client.Close(), cleanup()) }, nil
+	}
 }
