@@ -14,16 +14,21 @@ end
 if #kinds == 0 or want <= 0 then return {} end
 if redis.call('SISMEMBER', P .. 'paused', queue) == 1 then return {} end
 
--- 1. Jobs past their ExpiresAt end expired, whatever their kind.
+-- 1. Jobs past their ExpiresAt end expired, whatever their kind. Each step flushes its deferred
+-- index writes before the next reads an index.
+deferIndex()
 for _, id in ipairs(redis.call('ZRANGE', P .. 'x:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, 1000)) do
   local h = load(id)
   if h and CLAIMABLE[h.s] then move(h, 'expired', {z = NOWS}) end
 end
+flushIndex()
 -- 2. Due scheduled and retryable jobs become available, keeping their RunAt (and place).
+deferIndex()
 for _, id in ipairs(redis.call('ZRANGE', P .. 'w:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, math.max(1000, 4 * want))) do
   local h = load(id)
   if h then move(h, 'available', {}) end
 end
+flushIndex()
 
 -- 3. Limits: what each allows now (store/internal/limitplan's arithmetic, which must run here,
 -- atomically with the counting).
@@ -90,7 +95,7 @@ local function head(it)
   end
   return it.buf[it.pos]
 end
-local taken, expired = {}, {}
+local taken, expired, read = {}, {}, {} -- read: each taken job's HGETALL reply
 while budget > 0 do
   local best, bit
   for _, it in ipairs(iters) do
@@ -104,12 +109,14 @@ while budget > 0 do
   if not best then break end
   bit.pos = bit.pos + 1
   local id = string.gsub(string.sub(best.m, 17), '^0+', '')
-  local h = load(id)
+  local h, flat = load(id)
   if h and h.s == 'available' then
     if h.x and tonumber(h.x) <= NOW then
       expired[#expired + 1] = h
     else
       taken[#taken + 1] = h
+      read[h] = flat
+      RMEMBER[h] = best.m
       budget = budget - 1
       if caps[h.k] then
         caps[h.k] = caps[h.k] - 1
@@ -119,14 +126,21 @@ while budget > 0 do
   end
 end
 
--- 5. Write: the expired end, the taken run, and the rate limits record their starts.
+-- 5. Write: the expired end, the taken run, and the rate limits record their starts. Nothing
+-- here reads an index, so the index writes go out together at the end.
+deferIndex()
 for _, h in ipairs(expired) do move(h, 'expired', {z = NOWS}) end
 local rows, perKind = {}, {}
+-- Formatting a number costs ~0.7 µs: the lease end is the same for every job of the call, and
+-- the fence is now unless the job's last fence was later.
+local until_ = fmt(NOW + lease)
 for _, h in ipairs(taken) do
-  local fence = math.max(tonumber(h.f) + 1, NOW)
-  move(h, 'running', {a = fmt(tonumber(h.a) + 1), f = fmt(fence), o = owner, l = fmt(NOW + lease), t = NOWS})
+  local fence = NOWS
+  if tonumber(h.f) + 1 > NOW then fence = fmt(tonumber(h.f) + 1) end
+  local f = {a = fmt(tonumber(h.a) + 1), f = fence, o = owner, l = until_, t = NOWS}
+  move(h, 'running', f)
   perKind[h.k] = (perKind[h.k] or 0) + 1
-  rows[#rows + 1] = row(h.i)
+  rows[#rows + 1] = amend(read[h], f)
 end
 local function record(u, n)
   if u and u.rate > 0 and n > 0 then
@@ -137,5 +151,6 @@ local function record(u, n)
 end
 record(ql, #taken)
 for k, u in pairs(kls) do record(u, perKind[k] or 0) end
+flushIndex()
 publishFinals()
 return rows

@@ -5,6 +5,8 @@
 checkMeta()
 local n = tonumber(ARGV[4])
 local applied = {}
+-- Outcomes read only job hashes and uq, never an index, so the index writes go out together.
+deferIndex()
 for j = 0, n - 1 do
   local b = 5 + j * 11
   local h = load(ARGV[b])
@@ -32,5 +34,6 @@ for j = 0, n - 1 do
     applied[#applied + 1] = 0
   end
 end
+flushIndex()
 publishFinals()
 return applied

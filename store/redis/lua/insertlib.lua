@@ -4,6 +4,9 @@
 local NF = 13
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
+  local known = {} -- queues added to the queues set by this call: once each, not once per job
+  -- Inserts read job hashes and uq, never an index, so the index writes go out together.
+  deferIndex()
   for j = 0, n - 1 do
     local b = base + j * NF
     local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
@@ -51,12 +54,16 @@ local function insertJobs(base, n)
       end
       redis.call('HSET', jkey(id), unpack(flat))
       index(h)
-      redis.call('SADD', P .. 'queues', h.q)
+      if not known[h.q] then
+        known[h.q] = true
+        redis.call('SADD', P .. 'queues', h.q)
+      end
       if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
       if state == 'available' then avail[h.q] = true end
       out[#out + 1] = {'N', id, state}
     end
   end
+  flushIndex()
   for _, r in ipairs(out) do
     if r[1] == 'D' then r[2] = row(r[2]) end
   end

@@ -33,62 +33,133 @@ end
 
 local function jkey(id) return P .. 'j:' .. id end
 -- rkey is a (queue, kind) ready set; the queue is length-prefixed so that no two pairs collide.
-local function rkey(q, k) return P .. 'r:' .. #q .. ':' .. q .. ':' .. k end
+-- The queue's part is kept per script: #q is a number, and turning it into a string costs ~0.7 µs
+-- (printf), once per job otherwise.
+local RKQ = {}
+local function rkey(q, k)
+  local pre = RKQ[q]
+  if not pre then
+    pre = P .. 'r:' .. #q .. ':' .. q .. ':'
+    RKQ[q] = pre
+  end
+  return pre .. k
+end
+-- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table:
+-- string.format costs ~1 µs here, once per claimed job.
+local RMEMBER = {}
 local function rmember(h)
+  local m = RMEMBER[h]
+  if m then return m end
   local r = tonumber(h.r)
   if r < 0 then r = 0 end
   return string.format('%016d%016d', r, tonumber(h.i))
 end
 
+-- load returns the job's fields as a table, and the HGETALL reply it read them from.
 local function load(id)
   local flat = redis.call('HGETALL', jkey(id))
   if #flat == 0 then return nil end
   local h = {}
   for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-  return h
+  return h, flat
 end
 
 local function row(id) return redis.call('HGETALL', jkey(id)) end
 
+-- amend appends the fields a move wrote to a job's HGETALL reply, as a row Go reads: a later
+-- pair wins there (row.go's fields), and a deleted field reads as ''. It spares both a second
+-- HGETALL of the hash just written and rebuilding the row from h.
+local function amend(flat, fields)
+  for k, v in pairs(fields) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = v or ''
+  end
+  return flat
+end
+
+-- Index writes (ZADD, ZREM, SADD, SREM on the index keys) cost ~2 µs of bridge overhead per
+-- redis.call on top of the command itself, and a transition makes 6-8 of them per job. Inside
+-- deferIndex(), they are gathered per key and sent as one variadic call per key at flushIndex(),
+-- so a batch of n jobs pays the overhead once per key rather than once per job.
+-- A region that defers must not read an index key before it flushes (job hashes and uq are
+-- written at once and may be read). Order per key is kept: a write joins the key's latest group
+-- only if it is the same command, else it opens a new group, so runs of one command on one key
+-- merge and nothing on a key is reordered (writes to different keys commute).
+-- Deferring widens what a Lua runtime error (a bug: OOM is refused before a #!lua script starts)
+-- would leave behind, hashes written with their index writes still pending, which is why the
+-- regions are the write phases of claim, complete and insert only.
+local DEFER = false
+local IXPEND, IXLAST = {}, {}
+-- IXCHUNK is the most arguments one flushed call carries (even, for ZADD's score-member pairs),
+-- well under Lua's unpack limit (LUAI_MAXCSTACK, 8000).
+local IXCHUNK = 1000
+local function ix(cmd, key, a, b)
+  if not DEFER then
+    if b then return redis.call(cmd, key, a, b) end
+    return redis.call(cmd, key, a)
+  end
+  local g = IXLAST[key]
+  if not g or g.cmd ~= cmd then
+    g = {cmd = cmd, key = key, n = 0}
+    IXPEND[#IXPEND + 1] = g
+    IXLAST[key] = g
+  end
+  g.n = g.n + 1
+  g[g.n] = a
+  if b then
+    g.n = g.n + 1
+    g[g.n] = b
+  end
+end
+local function deferIndex() DEFER = true end
+local function flushIndex()
+  for _, g in ipairs(IXPEND) do
+    for i = 1, g.n, IXCHUNK do
+      redis.call(g.cmd, g.key, unpack(g, i, math.min(i + IXCHUNK - 1, g.n)))
+    end
+  end
+  IXPEND, IXLAST, DEFER = {}, {}, false
+end
+
 -- unindex takes a job out of every index of its current state.
 local function unindex(h)
   local s, q, id = h.s, h.q, h.i
-  redis.call('ZREM', P .. 'sq:' .. s .. ':' .. q, id)
+  ix('ZREM', P .. 'sq:' .. s .. ':' .. q, id)
   if s == 'available' then
-    redis.call('ZREM', rkey(q, h.k), rmember(h))
-    redis.call('ZREM', P .. 'avt:' .. q, id)
+    ix('ZREM', rkey(q, h.k), rmember(h))
+    ix('ZREM', P .. 'avt:' .. q, id)
   elseif s == 'scheduled' or s == 'retryable' then
-    redis.call('ZREM', P .. 'w:' .. q, id)
+    ix('ZREM', P .. 'w:' .. q, id)
   elseif s == 'running' then
-    redis.call('ZREM', P .. 'run', id)
-    if h.o then redis.call('SREM', P .. 'own:' .. h.o, id) end
-    redis.call('SREM', P .. 'kr:' .. h.k, id)
+    ix('ZREM', P .. 'run', id)
+    if h.o then ix('SREM', P .. 'own:' .. h.o, id) end
+    ix('SREM', P .. 'kr:' .. h.k, id)
   else
-    redis.call('ZREM', P .. 'fin:' .. s, id)
+    ix('ZREM', P .. 'fin:' .. s, id)
   end
-  if CLAIMABLE[s] and h.x then redis.call('ZREM', P .. 'x:' .. q, id) end
-  if h.sc then redis.call('SREM', P .. 'sj:' .. h.sc, id) end
+  if CLAIMABLE[s] and h.x then ix('ZREM', P .. 'x:' .. q, id) end
+  if h.sc then ix('SREM', P .. 'sj:' .. h.sc, id) end
 end
 
 -- index puts a job into the indexes of its state.
 local function index(h)
   local s, q, id = h.s, h.q, h.i
-  redis.call('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
+  ix('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
   if s == 'available' then
-    redis.call('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
-    redis.call('ZADD', P .. 'avt:' .. q, h.r, id)
+    ix('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
+    ix('ZADD', P .. 'avt:' .. q, h.r, id)
   elseif s == 'scheduled' or s == 'retryable' then
-    redis.call('ZADD', P .. 'w:' .. q, h.r, id)
+    ix('ZADD', P .. 'w:' .. q, h.r, id)
   elseif s == 'running' then
-    redis.call('ZADD', P .. 'run', h.l, id)
-    redis.call('SADD', P .. 'own:' .. h.o, id)
-    redis.call('SADD', P .. 'kr:' .. h.k, id)
+    ix('ZADD', P .. 'run', h.l, id)
+    ix('SADD', P .. 'own:' .. h.o, id)
+    ix('SADD', P .. 'kr:' .. h.k, id)
   else
-    redis.call('ZADD', P .. 'fin:' .. s, h.z, id)
+    ix('ZADD', P .. 'fin:' .. s, h.z, id)
   end
-  if CLAIMABLE[s] and h.x then redis.call('ZADD', P .. 'x:' .. q, h.x, id) end
+  if CLAIMABLE[s] and h.x then ix('ZADD', P .. 'x:' .. q, h.x, id) end
   if h.sc and (s == 'scheduled' or (s == 'available' and not h.t)) then
-    redis.call('SADD', P .. 'sj:' .. h.sc, id)
+    ix('SADD', P .. 'sj:' .. h.sc, id)
   end
 end
 
