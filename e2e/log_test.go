@@ -1,30 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/rotahq/rota/internal/syncbuf"
 )
 
 // logBuffer collects a process's output while the test reads it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = syncbuf.Buffer
 
 // record is one line of a node's JSON log (--log-format json). A line that is not JSON (a panic's
 // stack) is kept whole as Msg, so a search for it still finds it.

@@ -15,6 +15,8 @@ import (
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store/redis"
+
+	"github.com/rotahq/rota/internal/rediskeys"
 )
 
 // sharedRedis returns the URL of the Redis server the test suite shares (ROTA_TEST_REDIS_URL or
@@ -68,7 +70,7 @@ func (c *cluster) namespaceKeys(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	keys, err := c.rdb.Keys(ctx, "rota:{"+c.schema+"}:*").Result()
+	keys, err := c.rdb.Keys(ctx, rediskeys.Prefix(c.schema)+"*").Result()
 	if err != nil {
 		t.Fatalf("list the namespace's keys: %v", err)
 	}

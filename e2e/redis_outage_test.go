@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/rotahq/rota"
+
+	"github.com/rotahq/rota/internal/rediskeys"
 )
 
 // TestStoreOutage on Redis: the test's own redis-server, persisting every write before it answers
@@ -94,7 +96,7 @@ func TestRedisStoreOutage(t *testing.T) {
 // each node's subscriber has (re)connected, so inserts wake the nodes again rather than their poll.
 func (c *cluster) waitSubscribed(t *testing.T, want int, within time.Duration) {
 	t.Helper()
-	channel := "rota:{" + c.schema + "}:ev"
+	channel := rediskeys.Prefix(c.schema) + "ev"
 	var n int64
 	var err error
 	subscribed := eventually(within, pollEvery, func() bool {

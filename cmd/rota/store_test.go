@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rotahq/rota/internal/redistest"
+
+	"github.com/rotahq/rota/internal/rediskeys"
 )
 
 func TestUnopenableStore(t *testing.T) {
@@ -90,7 +92,7 @@ func TestMigrateRedis(t *testing.T) {
 	if out := e.run("jobs", "list").ok(t).stdout; !strings.Contains(out, "1   available  report") {
 		t.Fatalf("jobs on the migrated namespace:\n%s", out)
 	}
-	keys, err := redistest.Client(t, url).Keys(t.Context(), "rota:{"+ns+"}:*").Result()
+	keys, err := redistest.Client(t, url).Keys(t.Context(), rediskeys.Prefix(ns)+"*").Result()
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("the job is not under the URL's namespace %s: %v, %d keys", ns, err, len(keys))
 	}

@@ -23,10 +23,11 @@ func checkWritable(ctx context.Context, st store.Store, owner, name string) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, _, err := leaser.AcquireLease(ctx, writeCheckLease, owner, time.Second); err != nil {
-		return fmt.Errorf("store %s cannot be written, so this node could neither run nor take jobs: %w", name, err)
+	_, _, err := leaser.AcquireLease(ctx, writeCheckLease, owner, time.Second)
+	if err == nil {
+		err = leaser.ReleaseLease(ctx, writeCheckLease, owner)
 	}
-	if err := leaser.ReleaseLease(ctx, writeCheckLease, owner); err != nil {
+	if err != nil {
 		return fmt.Errorf("store %s cannot be written, so this node could neither run nor take jobs: %w", name, err)
 	}
 	return nil

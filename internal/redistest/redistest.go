@@ -22,6 +22,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/rotahq/rota/internal/rediskeys"
 )
 
 // URLDefault is the server scripts/redis.sh makes sure of when ROTA_TEST_REDIS_URL is unset.
@@ -75,33 +77,11 @@ func Namespace(t testing.TB, url string) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := Delete(ctx, c, ns); err != nil {
+		if err := rediskeys.Delete(ctx, c, ns); err != nil {
 			t.Errorf("delete namespace %s: %v", ns, err)
 		}
 	})
 	return ns
-}
-
-// Delete deletes every key of namespace ns, found with SCAN MATCH on its own prefix.
-func Delete(ctx context.Context, c goredis.UniversalClient, ns string) error {
-	iter := c.Scan(ctx, 0, "rota:{"+ns+"}:*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-		if len(keys) == 500 {
-			if err := c.Unlink(ctx, keys...).Err(); err != nil {
-				return err
-			}
-			keys = keys[:0]
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return err
-	}
-	if len(keys) > 0 {
-		return c.Unlink(ctx, keys...).Err()
-	}
-	return nil
 }
 
 // StoreURL is url with the namespace query parameter that rota's store URLs (--store) read.

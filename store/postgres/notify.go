@@ -60,7 +60,11 @@ func channelName(schema, topic string) string {
 // that anything committed after Subscribe returns is delivered. With WithPollOnly the channel
 // delivers nothing.
 func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	return s.listener.subscribe(ctx)
+	ch, err := s.listener.Subscribe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: subscribe: %w", err)
+	}
+	return ch, nil
 }
 
 // listener holds the Store's one LISTEN connection, reconnects it with backoff when it breaks,
@@ -79,16 +83,6 @@ func newListener(s *Store) *listener {
 	l.Listener = fanout.NewListener(subscriberBuffer, s.cfg.pollOnly, l.run)
 	return l
 }
-
-func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	ch, err := l.Subscribe(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: subscribe: %w", err)
-	}
-	return ch, nil
-}
-
-func (l *listener) close() { l.Close() }
 
 // run keeps a listening connection until ctx ends.
 func (l *listener) run(ctx context.Context, markReady func()) {

@@ -226,7 +226,7 @@ func (s *Store) Schema() string { return s.cfg.schema }
 // Subscriptions end. Jobs are not touched.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.listener.close()
+		s.listener.Close()
 		s.gate.close()
 		if s.ownsPool {
 			s.pool.Close()

@@ -1,46 +1,31 @@
 package redis
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store"
+
+	"github.com/rotahq/rota/internal/rediskeys"
+
+	"github.com/rotahq/rota/internal/syncbuf"
 )
 
-// logBuffer collects a store's log lines, for tests of what Open warns about.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+// logsTo is a logger writing to b, for tests of what Open warns about.
+func logsTo(b *syncbuf.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // openLogged opens a store on url's namespace ns and returns what it logged while opening.
 func openLogged(t *testing.T, url, ns string, opts ...Option) (*Store, string, error) {
 	t.Helper()
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Open(ctx, url, append([]Option{WithNamespace(ns), WithAutoMigrate(), WithLogger(logs.logger())}, opts...)...)
+	s, err := Open(ctx, url, append([]Option{WithNamespace(ns), WithAutoMigrate(), WithLogger(logsTo(&logs))}, opts...)...)
 	if err == nil {
 		t.Cleanup(func() { s.Close() })
 	}
@@ -106,7 +91,7 @@ func TestServerConfigCheck(t *testing.T) {
 		if !errors.Is(err, ErrEvictionPolicy) || !strings.Contains(err.Error(), "allkeys-lru") || !strings.Contains(err.Error(), "allow_eviction") {
 			t.Fatalf("Open on allkeys-lru = %v, want ErrEvictionPolicy naming the policy and the way out", err)
 		}
-		if n := c.Exists(t.Context(), "rota:{"+ns+"}:meta").Val(); n != 0 {
+		if n := c.Exists(t.Context(), rediskeys.Prefix(ns)+"meta").Val(); n != 0 {
 			t.Fatal("the refused Open migrated the namespace")
 		}
 		for name, open := range map[string]func() (*Store, string, error){

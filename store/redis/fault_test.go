@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/internal/rediskeys"
 	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store"
 )
@@ -148,7 +149,7 @@ func TestFlushedNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := redistest.Delete(ctx, s.rdb, s.Namespace()); err != nil {
+	if err := rediskeys.Delete(ctx, s.rdb, s.Namespace()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, ErrNotMigrated) {

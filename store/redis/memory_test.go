@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/internal/rediskeys"
 	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store"
 )
@@ -80,7 +81,7 @@ func BenchmarkBytesPerJob(b *testing.B) {
 		available += float64(afterInsert-before) / memoryJobs
 		completed += float64(afterComplete-before) / memoryJobs
 		s.Close()
-		if err := redistest.Delete(ctx, c, s.Namespace()); err != nil {
+		if err := rediskeys.Delete(ctx, c, s.Namespace()); err != nil {
 			b.Fatal(err)
 		}
 	}

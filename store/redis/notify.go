@@ -39,7 +39,11 @@ var reconnectBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * ti
 // confirmed the SUBSCRIBE (or the first attempt failed: it keeps retrying), so that anything
 // written after Subscribe returns is delivered. With WithPollOnly it delivers nothing.
 func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	return s.listener.subscribe(ctx)
+	ch, err := s.listener.Subscribe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("redis: subscribe: %w", err)
+	}
+	return ch, nil
 }
 
 // listener holds the Store's one subscriber connection, which go-redis reconnects and
@@ -54,16 +58,6 @@ func newListener(s *Store) *listener {
 	l.Listener = fanout.NewListener(subscriberBuffer, s.cfg.pollOnly, l.run)
 	return l
 }
-
-func (l *listener) subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	ch, err := l.Subscribe(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("redis: subscribe: %w", err)
-	}
-	return ch, nil
-}
-
-func (l *listener) close() { l.Close() }
 
 // run receives until ctx ends. A network error, or a subscription confirmed again (go-redis
 // resubscribed on a new connection), means messages may have been lost meanwhile: subscribers

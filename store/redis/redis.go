@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/rotahq/rota/internal/rediskeys"
 	"github.com/rotahq/rota/store"
 )
 
@@ -198,7 +199,7 @@ func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("redis: wait for replicas: a %T has no one connection to WAIT on; use a *redis.Client or *redis.ClusterClient", rdb)
 		}
 	}
-	prefix := "rota:{" + cfg.namespace + "}:"
+	prefix := rediskeys.Prefix(cfg.namespace)
 	s := &Store{
 		rdb:     rdb,
 		cfg:     cfg,
@@ -248,7 +249,7 @@ func (s *Store) Namespace() string { return s.cfg.namespace }
 // Close stops the subscriber and, for a Store from Open, closes the client. Jobs are not touched.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.listener.close()
+		s.listener.Close()
 		if s.ownsClient {
 			s.rdb.Close()
 		}
