@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/internal/claimorder"
 )
@@ -24,11 +26,43 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if err != nil {
 		return nil, err
 	}
-	rows, err := decodeJobs(v)
+	ids, _ := v.([]any)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.readClaimed(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("redis: claim: %w", err)
+		return nil, err
 	}
 	claimorder.Sort(rows)
+	return rows, nil
+}
+
+// readClaimed reads the rows of jobs the claim script just took, in one pipeline of HGETALLs.
+// Redis answers those natively, at a fraction of what handing each field through Lua costs, and
+// a claimed job's fields change only by its owner's hand or a cancel request, which the row
+// then shows. Should the read fail, the jobs stay running under this owner until their lease
+// ends and a rescue makes them available again: claimed jobs are never lost, only delayed.
+func (s *Store) readClaimed(ctx context.Context, ids []any) ([]*store.JobRow, error) {
+	cmds, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, id := range ids {
+			p.Do(ctx, "HGETALL", s.prefix+"j:"+toStr(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("claim: read claimed jobs", err)
+	}
+	rows := make([]*store.JobRow, 0, len(cmds))
+	for _, c := range cmds {
+		j, err := decodeJob(c.(*goredis.Cmd).Val())
+		if err != nil {
+			return nil, fmt.Errorf("redis: claim: %w", err)
+		}
+		if j != nil {
+			rows = append(rows, j)
+		}
+	}
 	return rows, nil
 }
 

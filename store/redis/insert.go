@@ -18,11 +18,21 @@ import (
 const insertChunk = 1000
 
 // Insert adds jobs in one script, or for more than insertChunk jobs in one transaction of
-// several. Unique keys are settled inside the script, in the order of params.
+// several. Unique keys are settled inside the script, in the order of params. Small calls that
+// arrive while another is in flight share the next script (see coalescer); each call's jobs
+// stay together and in order.
 func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
+	if len(params) <= coalesceMax {
+		return s.inserts.insert(ctx, params)
+	}
+	return s.insertNow(ctx, params)
+}
+
+// insertNow is Insert without coalescing.
+func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	var replies []any
 	if len(params) <= insertChunk {
 		v, err := s.run(ctx, scriptInsert, insertArgs(s.origin, params)...)
@@ -135,8 +145,9 @@ func appendJob(args []any, p store.InsertParams) []any {
 		tags, string(p.Metadata))
 }
 
-// decodeInsert reads one insert script's reply {now, results, cancelled ids} and builds the
-// rows of new jobs from their params, as they were written.
+// decodeInsert reads one insert script's reply {now, results, cancelled ids} (a result is a new
+// job's id or a duplicate's holder row) and builds the rows of new jobs from their params, as
+// they were written.
 func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
 	r, _ := v.([]any)
 	if len(r) != 3 {
@@ -152,12 +163,8 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 		return nil, "", nil, fmt.Errorf("%d results for %d jobs", len(list), len(params))
 	}
 	for i, x := range list {
-		e, _ := x.([]any)
-		if len(e) < 2 {
-			return nil, "", nil, fmt.Errorf("unexpected result %v", x)
-		}
-		if toStr(e[0]) == "D" {
-			j, err := decodeJob(e[1])
+		if row, ok := x.([]any); ok {
+			j, err := decodeJob(row)
 			if err != nil || j == nil {
 				return nil, "", nil, fmt.Errorf("duplicate: %v", err)
 			}
@@ -165,15 +172,21 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 			continue
 		}
 		p := params[i]
-		id, _ := strconv.ParseInt(toStr(e[1]), 10, 64)
+		id, err := strconv.ParseInt(toStr(x), 10, 64)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+		}
 		j := &store.JobRow{
 			ID: id, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
-			State: store.State(toStr(e[2])), MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
+			State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
 			ExpiresAt: truncMicros(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
 			Tags: p.Tags, Metadata: p.Metadata, CreatedAt: at,
 		}
+		// The script's rule: scheduled iff run_at is after its time, both in µs.
 		if p.RunAt.IsZero() {
 			j.RunAt = at
+		} else if j.RunAt.After(at) {
+			j.State = store.StateScheduled
 		}
 		res = append(res, store.InsertResult{Job: j})
 	}

@@ -34,6 +34,7 @@ type Store struct {
 	origin  string   // tells this Store's insert notifications from every other's
 
 	listener  *listener
+	inserts   coalescer
 	closeOnce sync.Once
 }
 
@@ -209,6 +210,7 @@ func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
 		origin:  rand.Text()[:16],
 	}
 	s.listener = newListener(s)
+	s.inserts.do = s.insertNow
 	return s, nil
 }
 

@@ -57,9 +57,7 @@ func truncMicros(t time.Time) time.Time {
 	return time.UnixMicro(t.UnixMicro()).UTC()
 }
 
-// fields turns a flat HGETALL reply into a map. A later pair of a field wins over an earlier one:
-// claim returns the HGETALL it read with the fields it then wrote appended (prelude.lua's amend),
-// which spares Redis a second HGETALL per claimed job.
+// fields turns a flat HGETALL reply into a map.
 func fields(v any) (map[string]string, error) {
 	flat, ok := v.([]any)
 	if !ok {

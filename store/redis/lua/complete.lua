@@ -5,35 +5,107 @@
 checkMeta()
 local n = tonumber(ARGV[4])
 local applied = {}
+-- Plain outcomes (a job with no unique key or schedule reaching a final state, nearly all of
+-- them) write exactly what move() would, without its generic tables, and their index writes go
+-- out as one variadic call per key after the loop: in this Lua the tables and per-job calls
+-- cost more than the writes. The rest go through move().
+local plain = {}      -- ids leaving the running set
+local runQ, own, kr = {}, {}, {} -- per queue, owner and kind: ids leaving its running index
+local finQ, fin = {}, {} -- per final state (and queue): score-member pairs to add
+local function group(t, k)
+  local g = t[k]
+  if not g then
+    g = {}
+    t[k] = g
+  end
+  return g
+end
 -- Outcomes read only job hashes and uq, never an index, so the index writes go out together.
 deferIndex()
 for j = 0, n - 1 do
   local b = 5 + j * 11
-  local h = load(ARGV[b])
-  if h and h.s == 'running' and h.f == ARGV[b + 1] then
+  local id = ARGV[b]
+  local jk = jkey(id)
+  local v = redis.call('HMGET', jk, 's', 'f', 'cr', 'q', 'k', 'o', 'u', 'sc', 'a')
+  if v[1] == 'running' and v[2] == ARGV[b + 1] then
     local to = ARGV[b + 2]
-    if h.cr then to = ARGV[b + 3] end
-    local f = {o = false, l = false}
-    if FINAL[to] then
-      f.z = NOWS
-    elseif ARGV[b + 4] == 'now' then
-      f.r = NOWS
-    elseif ARGV[b + 4] ~= '' then
-      f.r = ARGV[b + 4]
-    end
-    if ARGV[b + 5] == '1' then f.a = fmt(math.max(tonumber(h.a) - 1, 0)) end
-    if ARGV[b + 6] ~= '' then
+    if v[3] then to = ARGV[b + 3] end
+    local a, errText = v[9], ARGV[b + 6]
+    local errors
+    if errText ~= '' then
       local at = ARGV[b + 8]
       if at == '' then at = NOWS end
-      f.E = (h.E or '') .. errLine(h.a, at, ARGV[b + 6], ARGV[b + 7])
+      errors = (redis.call('HGET', jk, 'E') or '') .. errLine(a, at, errText, ARGV[b + 7])
     end
-    if ARGV[b + 9] == '1' then f.R = ARGV[b + 10] end
-    move(h, to, f)
+    if FINAL[to] and not v[7] and not v[8] then
+      local set = {'s', to, 'z', NOWS}
+      if ARGV[b + 5] == '1' then set[5], set[6] = 'a', fmt(math.max(tonumber(a) - 1, 0)) end
+      if errors then
+        set[#set + 1] = 'E'
+        set[#set + 1] = errors
+      end
+      if ARGV[b + 9] == '1' then
+        set[#set + 1] = 'R'
+        set[#set + 1] = ARGV[b + 10]
+      end
+      redis.call('HSET', jk, unpack(set))
+      redis.call('HDEL', jk, 'o', 'l')
+      local q = v[4]
+      plain[#plain + 1] = id
+      local g = group(runQ, q)
+      g[#g + 1] = id
+      if v[6] then
+        g = group(own, v[6])
+        g[#g + 1] = id
+      end
+      g = group(kr, v[5])
+      g[#g + 1] = id
+      g = group(group(finQ, to), q)
+      g[#g + 1], g[#g + 2] = id, id
+      g = group(fin, to)
+      g[#g + 1], g[#g + 2] = NOWS, id
+      FINALS[#FINALS + 1] = id
+    else
+      local h = {i = id, s = v[1], f = v[2], q = v[4], k = v[5], a = a}
+      if v[3] then h.cr = v[3] end
+      if v[6] then h.o = v[6] end
+      if v[7] then
+        h.u = v[7]
+        h.us = redis.call('HGET', jk, 'us') or nil
+      end
+      if v[8] then h.sc = v[8] end
+      if not FINAL[to] then
+        local w = redis.call('HMGET', jk, 'p', 'r', 'x', 't')
+        h.p, h.r, h.x, h.t = w[1], w[2], w[3] or nil, w[4] or nil
+      end
+      local f = {o = false, l = false}
+      if FINAL[to] then
+        f.z = NOWS
+      elseif ARGV[b + 4] == 'now' then
+        f.r = NOWS
+      elseif ARGV[b + 4] ~= '' then
+        f.r = ARGV[b + 4]
+      end
+      if ARGV[b + 5] == '1' then f.a = fmt(math.max(tonumber(a) - 1, 0)) end
+      if errors then f.E = errors end
+      if ARGV[b + 9] == '1' then f.R = ARGV[b + 10] end
+      move(h, to, f)
+    end
     applied[#applied + 1] = 1
   else
     applied[#applied + 1] = 0
   end
 end
 flushIndex()
+if #plain > 0 then
+  variadic('ZREM', P .. 'run', plain)
+  for q, ids in pairs(runQ) do variadic('ZREM', P .. 'sq:running:' .. q, ids) end
+  for o, ids in pairs(own) do variadic('SREM', P .. 'own:' .. o, ids) end
+  for k, ids in pairs(kr) do variadic('SREM', P .. 'kr:' .. k, ids) end
+  for to, byQueue in pairs(finQ) do
+    for q, pairs_ in pairs(byQueue) do variadic('ZADD', P .. 'sq:' .. to .. ':' .. q, pairs_) end
+  end
+  for to, pairs_ in pairs(fin) do variadic('ZADD', P .. 'fin:' .. to, pairs_) end
+end
 publishFinals()
 return applied

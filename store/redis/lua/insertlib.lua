@@ -1,7 +1,51 @@
 -- insertJobs inserts n jobs whose fields start at ARGV[base], NF per job, in order, so that a
--- later job of the call sees the keys earlier ones took. It returns, per job, {'N', id, state}
--- or {'D', holder row}, the ids it cancelled by supersede, and the queues given available jobs.
+-- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or
+-- for a duplicate {holder id} (made its row at the end), the ids it cancelled by supersede, and
+-- the queues given available jobs. A new job is scheduled iff its run_at is after NOW; the
+-- caller knows both, so the state is not sent back.
 local NF = 13
+local kSeq = P .. 'seq'
+-- plainIndex gathers the index writes of a plain new job (index() for it, without its
+-- concatenations per job); flushPlain sends them, one variadic call per key.
+local byQueue, negP = {}, {}
+local function plainIndex(q, k, p, r, id, state)
+  local g = byQueue[q]
+  if not g then
+    g = {available = {}, scheduled = {}, ready = {}, avt = {}, wait = {}}
+    byQueue[q] = g
+  end
+  local l = g[state]
+  l[#l + 1], l[#l + 2] = id, id
+  if state == 'available' then
+    local np = negP[p]
+    if not np then
+      np = fmt(-tonumber(p))
+      negP[p] = np
+    end
+    local rk = g.ready[k]
+    if not rk then
+      rk = {}
+      g.ready[k] = rk
+    end
+    local rr = tonumber(r)
+    if rr < 0 then rr = 0 end
+    rk[#rk + 1], rk[#rk + 2] = np, string.format('%016d%016d', rr, tonumber(id))
+    l = g.avt
+  else
+    l = g.wait
+  end
+  l[#l + 1], l[#l + 2] = r, id
+end
+local function flushPlain()
+  for q, g in pairs(byQueue) do
+    variadic('ZADD', P .. 'sq:available:' .. q, g.available)
+    variadic('ZADD', P .. 'sq:scheduled:' .. q, g.scheduled)
+    variadic('ZADD', P .. 'avt:' .. q, g.avt)
+    variadic('ZADD', P .. 'w:' .. q, g.wait)
+    for k, l in pairs(g.ready) do variadic('ZADD', rkey(q, k), l) end
+  end
+  byQueue = {}
+end
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
@@ -10,8 +54,38 @@ local function insertJobs(base, n)
   for j = 0, n - 1 do
     local b = base + j * NF
     local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
-    local dup
-    if ukey ~= '' then
+    local dup, plainDone
+    if ukey == '' and ARGV[b + 6] == '' and ARGV[b + 10] == '' then
+      -- A job with no unique key, expiry or schedule: written directly, its index writes
+      -- gathered in lists (see plainIndex).
+      local id = fmt(redis.call('INCR', kSeq))
+      local k, q, p, r = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 5]
+      local state = 'available'
+      if r == '' then
+        r = NOWS
+      elseif tonumber(r) > NOW then
+        state = 'scheduled'
+      end
+      local set = {'i', id, 'k', k, 'q', q, 'A', ARGV[b + 2], 'p', p, 'm', ARGV[b + 4], 'r', r,
+        's', state, 'a', '0', 'f', '0', 'c', NOWS}
+      if ARGV[b + 11] ~= '' then
+        set[#set + 1] = 'T'
+        set[#set + 1] = ARGV[b + 11]
+      end
+      if ARGV[b + 12] ~= '' then
+        set[#set + 1] = 'M'
+        set[#set + 1] = ARGV[b + 12]
+      end
+      redis.call('HSET', jkey(id), unpack(set))
+      plainIndex(q, k, p, r, id, state)
+      if not known[q] then
+        known[q] = true
+        redis.call('SADD', P .. 'queues', q)
+      end
+      if state == 'available' then avail[q] = true end
+      out[#out + 1] = id
+      plainDone = true
+    elseif ukey ~= '' then
       local holder = redis.call('HGET', P .. 'uq', ukey)
       if holder then
         local h = load(holder)
@@ -29,8 +103,9 @@ local function insertJobs(base, n)
         end
       end
     end
-    if dup then
-      out[#out + 1] = {'D', dup}
+    if plainDone then -- written above
+    elseif dup then
+      out[#out + 1] = {dup}
     else
       local id = fmt(redis.call('INCR', P .. 'seq'))
       local r = ARGV[b + 5]
@@ -60,12 +135,13 @@ local function insertJobs(base, n)
       end
       if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
       if state == 'available' then avail[h.q] = true end
-      out[#out + 1] = {'N', id, state}
+      out[#out + 1] = id
     end
   end
   flushIndex()
-  for _, r in ipairs(out) do
-    if r[1] == 'D' then r[2] = row(r[2]) end
+  flushPlain()
+  for i, r in ipairs(out) do
+    if type(r) == 'table' then out[i] = row(r[1]) end
   end
   return out, cancelled, avail
 end

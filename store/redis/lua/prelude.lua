@@ -66,17 +66,6 @@ end
 
 local function row(id) return redis.call('HGETALL', jkey(id)) end
 
--- amend appends the fields a move wrote to a job's HGETALL reply, as a row Go reads: a later
--- pair wins there (row.go's fields), and a deleted field reads as ''. It spares both a second
--- HGETALL of the hash just written and rebuilding the row from h.
-local function amend(flat, fields)
-  for k, v in pairs(fields) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = v or ''
-  end
-  return flat
-end
-
 -- Index writes (ZADD, ZREM, SADD, SREM on the index keys) cost ~2 µs of bridge overhead per
 -- redis.call on top of the command itself, and a transition makes 6-8 of them per job. Inside
 -- deferIndex(), they are gathered per key and sent as one variadic call per key at flushIndex(),
@@ -109,6 +98,12 @@ local function ix(cmd, key, a, b)
   if b then
     g.n = g.n + 1
     g[g.n] = b
+  end
+end
+-- variadic sends cmd on key with every element of list, in calls of at most IXCHUNK.
+local function variadic(cmd, key, list)
+  for i = 1, #list, IXCHUNK do
+    redis.call(cmd, key, unpack(list, i, math.min(i + IXCHUNK - 1, #list)))
   end
 end
 local function deferIndex() DEFER = true end
