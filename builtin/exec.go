@@ -100,7 +100,7 @@ func newExecWorker(cfg Config) *execWorker {
 
 // Work runs the job's program and records its output as the result.
 func (w *execWorker) Work(ctx context.Context, job *rota.Job[ExecArgs]) error {
-	res, err := w.run(ctx, job.Args)
+	res, err := w.runAs(ctx, job.Args, jobEnv(job.JobRow))
 	if err != nil {
 		return err
 	}
@@ -132,6 +132,11 @@ type programEnd struct {
 // run runs a program to its end and returns its output. Errors that no retry can fix (a program
 // that is not allowed, does not exist or cannot be executed) are wrapped in rota.Cancel.
 func (w *execWorker) run(ctx context.Context, a ExecArgs) (*ExecResult, error) {
+	return w.runAs(ctx, a, nil)
+}
+
+// runAs is run with identity, the job's variables (jobEnv), added to the program's environment.
+func (w *execWorker) runAs(ctx context.Context, a ExecArgs, identity []string) (*ExecResult, error) {
 	if err := w.policy.check(a); err != nil {
 		return nil, rota.Cancel(err)
 	}
@@ -141,7 +146,7 @@ func (w *execWorker) run(ctx context.Context, a ExecArgs) (*ExecResult, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stdout, stderr := newCapture(limit), newCapture(limit)
-	p := program{name: a.Program, args: a.Args, env: w.policy.environ(a.Env), dir: a.Dir}
+	p := program{name: a.Program, args: a.Args, env: append(w.policy.environ(a.Env), identity...), dir: a.Dir}
 	end, err := runProgram(runCtx, p, stdout, stderr)
 	if err != nil {
 		return nil, err

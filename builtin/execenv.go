@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota"
 )
 
 // ExecBaseEnv names the variables of the node's own environment that every exec program gets,
@@ -103,4 +106,24 @@ func errEnvNotAllowed(refused, allow []string) error {
 	}
 	return errors.New("exec args: env " + strings.Join(quoted, ", ") +
 		": with an allow-list of programs, a job may set only the variables named by --allow-env (" + allowed + ")")
+}
+
+// The variables that tell a program which run of which job it is. rota sets them last, so a
+// job's own env cannot fake them. ROTA_JOB_FENCE is the claim's fence: it grows with every claim
+// of the job, so a program that writes its side effects somewhere shared can refuse a write
+// older than one already made, which is how a run whose node lost the job (paused past its
+// lease, cut off from the store) is kept from overwriting the run that took it over.
+const (
+	EnvJobID      = "ROTA_JOB_ID"
+	EnvJobAttempt = "ROTA_JOB_ATTEMPT"
+	EnvJobFence   = "ROTA_JOB_FENCE"
+)
+
+// jobEnv is the identity of the run, as variables.
+func jobEnv(j *rota.JobRow) []string {
+	return []string{
+		EnvJobID + "=" + strconv.FormatInt(j.ID, 10),
+		EnvJobAttempt + "=" + strconv.Itoa(j.Attempt),
+		EnvJobFence + "=" + strconv.FormatInt(j.Fence, 10),
+	}
 }

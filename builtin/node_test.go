@@ -3,6 +3,7 @@ package builtin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"log/slog"
 	"path/filepath"
@@ -123,5 +124,27 @@ func TestNodeCancelStopsProgram(t *testing.T) {
 	}
 	if d := time.Since(start); d > builtin.KillGrace+5*time.Second {
 		t.Fatalf("cancel took %v", d)
+	}
+}
+
+// A program learns which run of which job it is, and a job's own env cannot say otherwise: the
+// fence is what a program guards a shared side effect with.
+func TestNodeExecGetsTheJobsIdentity(t *testing.T) {
+	c := startNode(t, builtin.Config{})
+	row, err := run(t, c, builtin.ExecArgs{
+		Program: "sh",
+		Args:    []string{"-c", `echo "$ROTA_JOB_ID $ROTA_JOB_ATTEMPT $ROTA_JOB_FENCE"`},
+		Env:     map[string]string{builtin.EnvJobFence: "-7", builtin.EnvJobID: "-7"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res builtin.ExecResult
+	if err := json.Unmarshal(row.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d %d %d\n", row.ID, row.Attempt, row.Fence)
+	if res.Stdout != want {
+		t.Fatalf("program saw %q, want %q (the job's id, attempt and fence)", res.Stdout, want)
 	}
 }
