@@ -196,3 +196,33 @@ func TestInsertRefusesTextNoStoreCanHold(t *testing.T) {
 		t.Fatalf("refused inserts left %d jobs (%v)", len(rows), err)
 	}
 }
+
+// Args are stored as written: json.Marshal's escaping of <, > and & for HTML would store a shell
+// command's `a > b && c` as `a \u003e b \u0026\u0026 c`, and every reader would see that.
+func TestInsertStoresArgsAsWritten(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	c := NewClient(openStore(t, clock), &ClientConfig{Clock: clock})
+	for _, args := range []Args{
+		RawArgs{KindName: "sh", JSON: json.RawMessage(`{"cmd": "a > b && c < d"}`)},
+		shellArgs{Cmd: "a > b && c < d"},
+	} {
+		res, err := c.Insert(t.Context(), args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := c.Get(t.Context(), res.Job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"cmd":"a > b && c < d"}`; string(row.Args) != want {
+			t.Errorf("stored args %s, want %s", row.Args, want)
+		}
+	}
+}
+
+// shellArgs are args with a shell command in them.
+type shellArgs struct {
+	Cmd string `json:"cmd"`
+}
+
+func (shellArgs) Kind() string { return "sh" }

@@ -26,7 +26,7 @@ Across daylight-saving changes a fixed-time job runs once a day, never skipped n
 schedules that fire every hour or more often follow the clock.`,
 	}
 	cmd.AddCommand(a.cronAddCmd(), a.cronListCmd(), a.cronShowCmd(), a.cronPauseCmd(true), a.cronPauseCmd(false), a.cronRemoveCmd())
-	return cmd
+	return group(cmd)
 }
 
 type cronAddOptions struct {
@@ -58,14 +58,14 @@ func (a *app) cronAddCmd() *cobra.Command {
 				return fmt.Errorf("unexpected arguments %q after the kind (quote the expression: '0 * * * *')", rest[1:])
 			}
 			kind := rest[0]
-			raw, err := jobArgs(kind, o.args, program)
+			raw, err := a.jobArgs(kind, o.args, program)
 			if err != nil {
 				return err
 			}
 			if !builtin.IsKind(kind) {
 				fmt.Fprintf(a.stderr, "rota: warning: %q is not a built-in kind: its jobs wait until a node that registers it runs them\n", kind)
 			}
-			return a.withClient(cmd, func(client *rota.Client) error {
+			return a.withClientCreating(cmd, func(client *rota.Client) error {
 				_, getErr := client.GetSchedule(cmd.Context(), name)
 				row, err := client.UpsertSchedule(cmd.Context(), rota.Schedule{
 					Name: name, Expr: expr, Zone: o.zone, Args: rota.RawArgs{KindName: kind, JSON: raw},
@@ -89,7 +89,7 @@ func (a *app) cronAddCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.zone, "zone", "UTC", "IANA time zone the expression is read in, such as Europe/Berlin")
-	f.StringVar(&o.args, "args", "", "the jobs' args as a JSON object")
+	f.StringVar(&o.args, "args", "", "the jobs' args as a JSON object, or @FILE, or - for the standard input")
 	f.StringVar(&o.queue, "queue", rota.QueueDefault, "the queue the jobs go to")
 	f.IntVar(&o.priority, "priority", 0, "the jobs' priority; higher runs first")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, fmt.Sprintf("attempts per job before it is discarded (default %d)", rota.MaxAttemptsDefault))

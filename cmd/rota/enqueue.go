@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -40,13 +43,18 @@ prints its error and exits non-zero.`,
   rota enqueue exec --in 10m -- ./backup.sh /srv/data
   rota enqueue http --args '{"url":"https://example.com/hook","method":"POST","body":"{}"}'
   rota enqueue report --args '{"month":"2025-01"}' --queue reports --priority 10`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("enqueue needs the job's kind: rota enqueue KIND, such as exec or http (see rota enqueue --help)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.enqueue(cmd, args, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.args, "args", "", "the job's args as a JSON object")
+	f.StringVar(&o.args, "args", "", "the job's args as a JSON object, or @FILE, or - for the standard input")
 	f.StringVar(&o.queue, "queue", rota.QueueDefault, "the queue to add the job to")
 	f.IntVar(&o.priority, "priority", 0, fmt.Sprintf("higher runs first, from %d to %d", rota.PriorityMin, rota.PriorityMax))
 	f.DurationVar(&o.in, "in", 0, "run after this delay, such as 30s or 2h")
@@ -67,7 +75,7 @@ func (a *app) enqueue(cmd *cobra.Command, args []string, o enqueueOptions) error
 	if err != nil {
 		return err
 	}
-	raw, err := jobArgs(kind, o.args, program)
+	raw, err := a.jobArgs(kind, o.args, program)
 	if err != nil {
 		return err
 	}
@@ -121,9 +129,51 @@ func kindAndProgram(cmd *cobra.Command, args []string) (kind string, program []s
 	return args[0], program, nil
 }
 
-// jobArgs builds the job's JSON args from --args and, for exec, the program after --.
-func jobArgs(kind, argsFlag string, program []string) (json.RawMessage, error) {
+// argsMaxBytes bounds what --args @FILE and --args - read: far more than a store takes (the
+// insert says so in its own words), and no more than a mistaken file or pipe can cost.
+const argsMaxBytes = 64 << 20
+
+// readArgsFlag is the text of --args: as given, or read from FILE for @FILE, or from the
+// standard input for -, for args larger than a command line may be.
+func (a *app) readArgsFlag(v string) (string, error) {
+	var (
+		r    io.Reader
+		name string
+	)
+	switch {
+	case v == "-":
+		r, name = a.stdin, "the standard input"
+	case strings.HasPrefix(v, "@"):
+		f, err := os.Open(v[1:])
+		if err != nil {
+			return "", fmt.Errorf("--args %s: %w", v, err)
+		}
+		defer f.Close()
+		r, name = f, v[1:]
+	default:
+		return v, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, argsMaxBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("--args: read %s: %w", name, err)
+	}
+	if len(b) > argsMaxBytes {
+		return "", fmt.Errorf("--args: %s holds more than %d MiB", name, argsMaxBytes>>20)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fmt.Errorf("--args: %s is empty", name)
+	}
+	return string(b), nil
+}
+
+// jobArgs builds the job's JSON args from --args (see readArgsFlag) and, for exec, the program
+// after --.
+func (a *app) jobArgs(kind, argsFlag string, program []string) (json.RawMessage, error) {
 	fields := map[string]json.RawMessage{}
+	argsFlag, err := a.readArgsFlag(argsFlag)
+	if err != nil {
+		return nil, err
+	}
 	if argsFlag != "" {
 		if err := parseArgsObject(argsFlag, &fields); err != nil {
 			return nil, err
@@ -136,15 +186,15 @@ func jobArgs(kind, argsFlag string, program []string) (json.RawMessage, error) {
 		if _, ok := fields["program"]; ok {
 			return nil, errors.New("the program is given twice: in --args and after --")
 		}
-		fields["program"], _ = json.Marshal(program[0])
+		fields["program"], _ = marshalAsWritten(program[0])
 		if len(program) > 1 {
 			if _, ok := fields["args"]; ok {
 				return nil, errors.New("the program's arguments are given twice: in --args and after --")
 			}
-			fields["args"], _ = json.Marshal(program[1:])
+			fields["args"], _ = marshalAsWritten(program[1:])
 		}
 	}
-	raw, err := json.Marshal(fields)
+	raw, err := marshalAsWritten(fields)
 	if err != nil {
 		return nil, fmt.Errorf("encode args: %w", err)
 	}
@@ -236,4 +286,16 @@ func (o *enqueueOptions) insertOpts(cmd *cobra.Command) (*rota.InsertOpts, error
 		return nil, errors.New("--timeout bounds --wait; add --wait")
 	}
 	return opts, nil
+}
+
+// marshalAsWritten is json.Marshal without its escaping of <, > and & for HTML, so the args of
+// `-- sh -c 'a > b && c'` are stored and shown as written.
+func marshalAsWritten(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -82,7 +82,7 @@ func TestEnqueueRejectsBadNamesAndArguments(t *testing.T) {
 	e.run("enqueue", "report", "--", "echo").fails(t, "only exec jobs take a program after --")
 	e.run("enqueue", "exec", "--args", `{"program":"ls"}`, "--", "echo").fails(t, "given twice")
 	e.run("enqueue", "--", "exec").fails(t, "name the kind before --")
-	e.run("enqueue").fails(t, "requires at least 1 arg")
+	e.run("enqueue").fails(t, "enqueue needs the job's kind")
 	assertNoJobs(t, e)
 }
 

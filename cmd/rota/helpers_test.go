@@ -28,7 +28,16 @@ type env struct {
 	startHint time.Duration
 }
 
+// newEnv is a test's env on a new SQLite store, created (commands that read jobs refuse a store
+// that does not exist).
 func newEnv(t *testing.T) *env {
+	e := newBareEnv(t)
+	e.run("migrate").ok(t)
+	return e
+}
+
+// newBareEnv is an env whose store does not exist yet.
+func newBareEnv(t *testing.T) *env {
 	t.Setenv("ROTA_STORE", "") // a developer's own store must not leak into tests
 	return &env{t: t, store: "sqlite:" + filepath.Join(t.TempDir(), "rota.db")}
 }

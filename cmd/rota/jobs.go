@@ -18,7 +18,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		Short: "List, show, cancel, retry and delete jobs",
 	}
 	cmd.AddCommand(a.jobsListCmd(), a.jobsShowCmd(), a.jobsCancelCmd(), a.jobsRetryCmd(), a.jobsDeleteCmd())
-	return cmd
+	return group(cmd)
 }
 
 func (a *app) jobsListCmd() *cobra.Command {

@@ -18,6 +18,7 @@ func (a *app) jsonOutput() bool { return a.output == "json" }
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // a terminal or jq, not an HTML page
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}

@@ -17,7 +17,7 @@ func (a *app) queuesCmd() *cobra.Command {
 		Short: "List queues with their load, pause and resume them",
 	}
 	cmd.AddCommand(a.queuesListCmd(), a.queuePauseCmd(true), a.queuePauseCmd(false))
-	return cmd
+	return group(cmd)
 }
 
 // queueRow is one line of `queues list`, and its JSON.

@@ -21,6 +21,8 @@ const startHintDefault = 3 * time.Second
 // app is one run of the command: its output streams and global flags. Tests build one per run, so
 // nothing here is global.
 type app struct {
+	// stdin is where --args - reads from.
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	storeURL       string
 	output         string
@@ -38,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{stdout: stdout, stderr: stderr, startHint: startHintDefault}
+	return &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, startHint: startHintDefault}
 }
 
 func (a *app) run(ctx context.Context, args []string) int {
@@ -66,7 +68,7 @@ func (a *app) rootCmd() *cobra.Command {
 		Use:   "rota",
 		Short: "Durable background jobs: run them now, later, or again until they succeed",
 		Long: `rota runs durable background jobs from a store: an embedded SQLite file by default, or
-a PostgreSQL database shared by many nodes.
+a PostgreSQL database or a Redis shared by many nodes.
 
 Start a node that runs the built-in job kinds (exec, http), then add jobs from anywhere:
 
@@ -86,9 +88,30 @@ Start a node that runs the built-in job kinds (exec, http), then add jobs from a
 		storeDefault = env
 	}
 	root.PersistentFlags().StringVar(&a.storeURL, "store", storeDefault,
-		"the store: sqlite:PATH (or a path) or postgres://… (env ROTA_STORE)")
+		"the store: sqlite:PATH (or a path), postgres://… or redis://… (env ROTA_STORE)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.AddCommand(a.serveCmd(), a.enqueueCmd(), a.jobsCmd(), a.queuesCmd(), a.cronCmd(), a.statusCmd(),
 		a.migrateCmd(), a.benchCmd(), a.versionCmd())
 	return root
+}
+
+// group makes cmd a command of subcommands only. Alone it prints its help; followed by a word
+// that names none of its subcommands (rota jobs lst) it fails with the nearest names, where
+// cobra would print the help page and exit 0, as if the mistyped command had run.
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		cmd.SuggestionsMinimumDistance = 2
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", strings.Join(s, `" or "`))
+		} else {
+			msg += fmt.Sprintf("; see %s --help", cmd.CommandPath())
+		}
+		return errors.New(msg)
+	}
+	return cmd
 }

@@ -163,9 +163,16 @@ func TestServeProgramsGetACleanEnvironment(t *testing.T) {
 	e := newEnv(t)
 	startServe(t, e, "--pass-env", "DEPLOY_ENV")
 	r := e.run("enqueue", "exec", "--wait", "--timeout", "30s", "--", "env").ok(t)
-	for _, leaked := range []string{"the-api-token", "the-store-password", "kept-back", "ROTA_"} {
+	for _, leaked := range []string{"the-api-token", "the-store-password", "kept-back", "ROTA_API", "ROTA_TEST", "ROTA_STORE"} {
 		if strings.Contains(r.stdout, leaked) {
 			t.Errorf("the program's environment holds %q:\n%s", leaked, r.stdout)
+		}
+	}
+	// The only ROTA_ variables are the run's own identity, which rota sets.
+	for line := range strings.Lines(r.stdout) {
+		name, _, _ := strings.Cut(line, "=")
+		if strings.HasPrefix(name, "ROTA_") && name != "ROTA_JOB_ID" && name != "ROTA_JOB_ATTEMPT" && name != "ROTA_JOB_FENCE" {
+			t.Errorf("the program's environment holds %s", strings.TrimSpace(line))
 		}
 	}
 	if !strings.Contains(r.stdout, "DEPLOY_ENV=staging\n") {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/storeurl"
@@ -74,12 +78,38 @@ func (a *app) storeName() string {
 }
 
 // withClient opens the store, runs fn with a Client on it, and closes the store: the frame of
-// every command that reads or steers jobs.
+// every command that reads or steers jobs. Such a command never creates a store: run in the
+// wrong directory, it would otherwise make an empty SQLite file there and report no jobs.
 func (a *app) withClient(cmd *cobra.Command, fn func(client *rota.Client) error) error {
+	if err := a.needStore(); err != nil {
+		return err
+	}
+	return a.withClientCreating(cmd, fn)
+}
+
+// withClientCreating is withClient for the commands that may be the first to use a store
+// (adding a schedule): a SQLite file is created and migrated as by `rota serve`.
+func (a *app) withClientCreating(cmd *cobra.Command, fn func(client *rota.Client) error) error {
 	client, closeStore, err := a.client(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	return fn(client)
+}
+
+// needStore refuses a SQLite store whose file does not exist. Stores on a server are never
+// created by opening them (they are migrated by `rota migrate`), so only SQLite needs it.
+func (a *app) needStore() error {
+	loc, err := storeurl.Parse(a.storeURL)
+	if err != nil || loc.Kind != storeurl.SQLite {
+		return nil // Open reports a bad URL in its own words
+	}
+	if _, err := os.Stat(filepath.Dir(loc.Path)); err != nil {
+		return nil // Open says the directory is missing
+	}
+	if _, err := os.Stat(loc.Path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no store at %s: `rota serve` or `rota migrate` creates one there, or name another with --store", loc)
+	}
+	return nil
 }

@@ -45,7 +45,7 @@ func TestStoreFromEnvironment(t *testing.T) {
 }
 
 func TestMigrateSQLite(t *testing.T) {
-	e := newEnv(t)
+	e := newBareEnv(t)
 	path := strings.TrimPrefix(e.store, "sqlite:")
 	out := e.run("migrate", "--dry-run").ok(t).stdout
 	if !strings.Contains(out, "would create the SQLite store") {
