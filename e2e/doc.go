@@ -14,4 +14,10 @@
 // scripts/redis.sh provides; the same skip and CI rules), deleting only that namespace's keys;
 // the restart and flush runs on a private redis-server that the test starts (with AOF on) and
 // stops itself.
+//
+// TestChaos (chaos_*_test.go) combines the faults, on SQLite, PostgreSQL and Redis: a seeded
+// schedule kills, pauses and restarts nodes, restarts the store (a private server), cuts its
+// connections through a TCP proxy on loopback and fills its disk, while the nodes run a mix of
+// jobs; the invariants are checked once every job has ended. -chaos.duration sets its length
+// (two minutes per store by default), -chaos.seed replays a schedule.
 package e2e

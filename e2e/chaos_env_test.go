@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// chaosEnv is one store as the chaos suite uses it: the cluster (the test's own client talks to
+// the store directly), the URL the nodes are given (through a cutting proxy where the store is a
+// server), and the faults this store can suffer beyond those of the nodes.
+type chaosEnv struct {
+	kind string
+	c    *cluster
+	// nodeStore is node id's --store.
+	nodeStore func(id string) string
+	proxy     *tcpProxy
+	// restartStore stops the store server and starts it again after hold; nil for SQLite.
+	restartStore func(t *testing.T, hold time.Duration)
+	// fillDisk fills the disk of a SQLite store and returns what empties it; nil where the test
+	// cannot mount a small tmpfs of its own (not root).
+	fillDisk func(t *testing.T) (heal func())
+}
+
+// newChaosEnv sets up a store of kind sqlite, postgres or redis for the suite. The servers are
+// private to the test (it restarts them), on loopback, as is every connection.
+func newChaosEnv(t *testing.T, kind string) *chaosEnv {
+	t.Helper()
+	switch kind {
+	case "sqlite":
+		return sqliteChaosEnv(t)
+	case "postgres":
+		s := startPostgres(t)
+		p := startProxy(t, "127.0.0.1:"+strconv.Itoa(s.port))
+		c := newCluster(t, s.url)
+		return &chaosEnv{kind: kind, c: c, proxy: p,
+			nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
+			restartStore: func(t *testing.T, hold time.Duration) {
+				s.stop(t)
+				time.Sleep(hold) // the fault's length, from the schedule
+				s.start(t)
+			}}
+	case "redis":
+		s := startRedis(t)
+		p := startProxy(t, "127.0.0.1:"+strconv.Itoa(s.port))
+		c := newRedisCluster(t, s.url)
+		return &chaosEnv{kind: kind, c: c, proxy: p,
+			nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
+			restartStore: func(t *testing.T, hold time.Duration) {
+				s.stop(t)
+				time.Sleep(hold) // the fault's length, from the schedule
+				s.start(t)
+			}}
+	}
+	t.Fatalf("no chaos store %q", kind)
+	return nil
+}
+
+// viaProxy is the store URL u with its host:port replaced by the proxy's.
+func viaProxy(t *testing.T, u string, p *tcpProxy) string {
+	t.Helper()
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("store URL %q: %v", u, err)
+	}
+	parsed.Host = p.addr()
+	return parsed.String()
+}
+
+// sqliteChaosEnv puts the database on a tmpfs of 64 MiB that the test mounts, so that it can
+// fill the disk; where it cannot mount one, the database is in a temporary directory and the
+// disk-full fault is left out (and said so).
+func sqliteChaosEnv(t *testing.T) *chaosEnv {
+	t.Helper()
+	dir := t.TempDir()
+	mounted := os.Geteuid() == 0 && exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0700", "tmpfs", dir).Run() == nil
+	if mounted {
+		t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	} else {
+		t.Log("chaos: cannot mount a tmpfs here (not root?): no disk-full fault for SQLite")
+	}
+	path := filepath.Join(dir, "rota.db")
+	st, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(quiet))
+	if err != nil {
+		t.Fatalf("open the test's SQLite store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := &cluster{t: t, store: "sqlite:" + path, schema: "sqlite", dir: t.TempDir(),
+		client: rota.NewClient(st, &rota.ClientConfig{Logger: quiet})}
+	t.Cleanup(c.dumpLogsOnFailure)
+	env := &chaosEnv{kind: "sqlite", c: c, nodeStore: func(string) string { return c.store }}
+	if mounted {
+		env.fillDisk = func(t *testing.T) func() {
+			filler := filepath.Join(dir, "filler")
+			f, err := os.Create(filler)
+			if err != nil {
+				t.Fatalf("disk full: %v", err)
+			}
+			_, err = io.Copy(f, zeros{})
+			f.Close()
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("disk full: filling the tmpfs ended with %v, not ENOSPC", err)
+			}
+			return func() { os.Remove(filler) }
+		}
+	}
+	return env
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
+}
+
+// chaosNodeFlags give the nodes short leases, so that the faults' consequences (rescues, leader
+// changes, fencing) happen many times within a short run.
+// chaosJobLease is the nodes' job lease.
+const chaosJobLease = 3 * time.Second
+
+var chaosNodeFlags = []string{
+	"--job-lease", chaosJobLease.String(), "--leader-ttl", "3s", "--leader-renew", "1s", "--leader-try", "1s",
+	"--rescue-interval", "1s", "--queues", "default=8,one=2", "--drain-timeout", "10s",
+}
+
+// startChaosNode starts `rota serve` as node id on env's store (through the proxy) and waits
+// until it serves. A node that cannot start while the store is down tries again: after a fault,
+// the suite needs its nodes back.
+func (env *chaosEnv) startChaosNode(t *testing.T, id string) *node {
+	t.Helper()
+	c := env.c
+	for try := 1; ; try++ {
+		args := append([]string{"--store", env.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv}, chaosNodeFlags...)
+		n := &node{id: id, out: &logBuffer{}, done: make(chan struct{})}
+		n.cmd = exec.Command(rotaBin, args...)
+		n.cmd.Env = append(os.Environ(), "ROTA_STORE=", nodeEnv+"="+id)
+		w := c.logWriter(n)
+		n.cmd.Stdout, n.cmd.Stderr = w, w
+		n.cmd.WaitDelay = 5 * time.Second
+		setDeathSignal(n.cmd)
+		if err := n.cmd.Start(); err != nil {
+			t.Fatalf("start node %s: %v", id, err)
+		}
+		go func() {
+			n.err = n.cmd.Wait()
+			close(n.done)
+		}()
+		c.nodes = append(c.nodes, n)
+		t.Cleanup(n.cleanup)
+		serving := eventually(30*time.Second, pollEvery, func() bool {
+			return len(n.records("rota: serving")) > 0 || n.exited()
+		})
+		if serving && !n.exited() {
+			return n
+		}
+		n.cleanup()
+		if try == 5 {
+			t.Fatalf("node %s did not start in %d tries:\n%s", id, try, n.out.String())
+		}
+	}
+}
+
+// stopGracefully sends SIGTERM and waits for the node to finish its jobs and exit.
+func (n *node) stopGracefully(t *testing.T) {
+	t.Helper()
+	n.signal(t, syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(45 * time.Second):
+		t.Fatalf("node %s still running 45s after SIGTERM:\n%s", n.id, tail(n.out.String(), 40))
+	}
+}
