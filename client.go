@@ -3,6 +3,7 @@ package rota
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -211,7 +212,7 @@ func (c *Client) Cancel(ctx context.Context, id int64) (*JobRow, error) {
 func (c *Client) Retry(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.store.Retry(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("rota: retry job %d: %w", id, err)
+		return nil, fmt.Errorf("rota: retry job %d: %w", id, plainly(err))
 	}
 	return row, nil
 }
@@ -222,7 +223,7 @@ func (c *Client) Retry(ctx context.Context, id int64) (*JobRow, error) {
 // Finished jobs need no deleting; retention prunes them.
 func (c *Client) Delete(ctx context.Context, id int64) error {
 	if err := c.store.Delete(ctx, id); err != nil {
-		return fmt.Errorf("rota: delete job %d: %w", id, err)
+		return fmt.Errorf("rota: delete job %d: %w", id, plainly(err))
 	}
 	return nil
 }
@@ -257,4 +258,17 @@ func (c *Client) ResumeQueue(ctx context.Context, queue string) error {
 		return fmt.Errorf("rota: resume queue %q: %w", queue, err)
 	}
 	return nil
+}
+
+// plainly is err as the caller should read it: a refusal the store explains with one of
+// package store's errors is that error alone, since the caller already says which job and
+// what was asked ("rota: retry job 33: job is running", not "…: sqlite: retry 33: job is
+// running"). Other errors (a store that failed) keep the store's words, which say where.
+func plainly(err error) error {
+	for _, known := range []error{store.ErrJobRunning, store.ErrNotFound} {
+		if errors.Is(err, known) {
+			return known
+		}
+	}
+	return err
 }

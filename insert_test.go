@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,3 +227,32 @@ type shellArgs struct {
 }
 
 func (shellArgs) Kind() string { return "sh" }
+
+// A refusal is said once: the client names the job and the action, the store's sentinel says
+// why, and the store's own wrapping of the same facts is not repeated.
+func TestRefusalsAreSaidOnce(t *testing.T) {
+	ctx := t.Context()
+	clock := clockwork.NewFakeClockAt(epoch)
+	st := openStore(t, clock)
+	c := NewClient(st, &ClientConfig{Clock: clock})
+	res, err := c.Insert(ctx, testArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, store.ClaimParams{Queue: QueueDefault, Kinds: []string{"test"}, Max: 1, Owner: "n", LeaseFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	id := res.Job.ID
+	_, err = c.Retry(ctx, id)
+	if want := fmt.Sprintf("rota: retry job %d: job is running", id); err == nil || err.Error() != want || !errors.Is(err, store.ErrJobRunning) {
+		t.Errorf("retry of a running job: %v, want %q", err, want)
+	}
+	err = c.Delete(ctx, id)
+	if want := fmt.Sprintf("rota: delete job %d: job is running", id); err == nil || err.Error() != want {
+		t.Errorf("delete of a running job: %v, want %q", err, want)
+	}
+	_, err = c.Retry(ctx, 999)
+	if want := "rota: retry job 999: not found"; err == nil || err.Error() != want || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("retry of no job: %v, want %q", err, want)
+	}
+}

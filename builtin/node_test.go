@@ -3,8 +3,8 @@ package builtin_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"

@@ -20,7 +20,7 @@ type enqueueOptions struct {
 	args        string
 	queue       string
 	priority    int
-	in          time.Duration
+	in          typedDuration
 	at          string
 	maxAttempts int
 	expiresIn   time.Duration
@@ -57,7 +57,7 @@ prints its error and exits non-zero.`,
 	f.StringVar(&o.args, "args", "", "the job's args as a JSON object, or @FILE, or - for the standard input")
 	f.StringVar(&o.queue, "queue", rota.QueueDefault, "the queue to add the job to")
 	f.IntVar(&o.priority, "priority", 0, fmt.Sprintf("higher runs first, from %d to %d", rota.PriorityMin, rota.PriorityMax))
-	f.DurationVar(&o.in, "in", 0, "run after this delay, such as 30s or 2h")
+	f.Var(&o.in, "in", "run after this delay, such as 30s or 2h")
 	f.StringVar(&o.at, "at", "", "run at this time (RFC 3339, such as 2025-06-01T09:00:00+02:00)")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, fmt.Sprintf("attempts before the job is discarded (default %d)", rota.MaxAttemptsDefault))
 	f.DurationVar(&o.expiresIn, "expires-in", 0, "drop the job, as expired, if it has not started within this time")
@@ -257,16 +257,22 @@ func (o *enqueueOptions) insertOpts(cmd *cobra.Command) (*rota.InsertOpts, error
 		return nil, errors.New("--in and --at both say when to run; give one")
 	}
 	now := time.Now()
-	if o.in < 0 {
-		return nil, fmt.Errorf("--in %v is negative: a job cannot run in the past (leave --in out to run it now)", o.in)
+	if o.in.d < 0 {
+		return nil, fmt.Errorf("--in %s is negative: a job cannot run in the past (leave --in out to run it now)", o.in.raw)
 	}
-	if o.in > 0 {
-		opts.RunAt = now.Add(o.in)
+	if o.in.d > 0 {
+		opts.RunAt = now.Add(o.in.d)
 	}
 	if o.at != "" {
 		t, err := time.Parse(time.RFC3339, o.at)
 		if err != nil {
 			return nil, fmt.Errorf("--at %q: want an RFC 3339 time such as 2025-06-01T09:00:00Z: %w", o.at, err)
+		}
+		// As --in with a negative delay: a time that has passed is most likely a mistake (a
+		// wrong date, a zone left out), not a wish to run now.
+		if !t.After(now) {
+			return nil, fmt.Errorf("--at %s is %s in the past: a job cannot run in the past (leave --at out to run it now)",
+				o.at, roughly(now.Sub(t)))
 		}
 		opts.RunAt = t
 	}
@@ -298,4 +304,37 @@ func marshalAsWritten(v any) (json.RawMessage, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// typedDuration is a duration flag that remembers how it was typed, so that messages quote the
+// user (--in -5m) rather than Go's form of the value (-5m0s).
+type typedDuration struct {
+	d   time.Duration
+	raw string
+}
+
+func (v *typedDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 30s, 10m or 2h")
+	}
+	v.d, v.raw = d, s
+	return nil
+}
+
+func (v *typedDuration) String() string {
+	if v.raw == "" {
+		return "0s"
+	}
+	return v.raw
+}
+
+func (v *typedDuration) Type() string { return "duration" }
+
+// roughly is d as a person would say it: to the second within two days, in days beyond.
+func roughly(d time.Duration) string {
+	if d < 48*time.Hour {
+		return d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }

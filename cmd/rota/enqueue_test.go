@@ -66,6 +66,9 @@ func TestEnqueueRejectsBadTiming(t *testing.T) {
 	e := newEnv(t)
 	e.run("enqueue", "exec", "--in", "-5s", "--", "true").fails(t, "--in -5s is negative")
 	e.run("enqueue", "exec", "--in=-5s", "--", "true").fails(t, "--in -5s is negative")
+	e.run("enqueue", "exec", "--in", "-5m", "--", "true").fails(t, "--in -5m is negative") // as typed, not -5m0s
+	e.run("enqueue", "exec", "--at", "2020-01-01T00:00:00Z", "--", "true").fails(t, "--at 2020-01-01T00:00:00Z is ")
+	e.run("enqueue", "exec", "--at", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339), "--", "true").fails(t, "in the past")
 	e.run("enqueue", "exec", "--in", "5s", "--at", "2030-01-01T00:00:00Z", "--", "true").fails(t, "give one")
 	e.run("enqueue", "exec", "--at", "tomorrow", "--", "true").fails(t, "RFC 3339")
 	e.run("enqueue", "exec", "--expires-in", "0s", "--", "true").fails(t, "must be positive")

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +75,7 @@ func (a *app) migrateOther(cmd *cobra.Command, loc storeurl.Location, dryRun boo
 		fmt.Fprintf(a.stdout, "would bring the %s store %s to this build's version, if it is older\n", loc.Kind, loc)
 		return nil
 	}
-	st, err := loc.Open(cmd.Context(), storeurl.WithLogger(a.quietLogger()))
+	st, err := loc.Open(cmd.Context(), storeurl.WithLogger(migrating(a.quietLogger())))
 	if err != nil {
 		return err
 	}
@@ -86,4 +89,27 @@ func (a *app) migrateOther(cmd *cobra.Command, loc storeurl.Location, dryRun boo
 	}
 	fmt.Fprintf(a.stdout, "%s store %s is up to date (identity %s)\n", loc.Kind, loc, id)
 	return nil
+}
+
+// migrating is logger without the warning a store gives on open when it needs migrating: the
+// command opening it is doing just that, and would otherwise start by warning about itself.
+func migrating(logger *slog.Logger) *slog.Logger {
+	return slog.New(dropNeedsMigrating{logger.Handler()})
+}
+
+type dropNeedsMigrating struct{ slog.Handler }
+
+func (h dropNeedsMigrating) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasSuffix(r.Message, "needs migrating") {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h dropNeedsMigrating) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return dropNeedsMigrating{h.Handler.WithAttrs(attrs)}
+}
+
+func (h dropNeedsMigrating) WithGroup(name string) slog.Handler {
+	return dropNeedsMigrating{h.Handler.WithGroup(name)}
 }

@@ -20,7 +20,7 @@ func (a *app) migratePostgres(cmd *cobra.Command, loc storeurl.Location, dryRun 
 	if dryRun {
 		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
-	st, err := loc.Open(ctx, storeurl.WithLogger(logger))
+	st, err := loc.Open(ctx, storeurl.WithLogger(migrating(logger)))
 	if err != nil {
 		return err
 	}
