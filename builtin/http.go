@@ -93,7 +93,7 @@ func newHTTPWorker(cfg Config) *httpWorker {
 
 // Work sends the job's request and records the response as the result.
 func (w *httpWorker) Work(ctx context.Context, job *rota.Job[HTTPArgs]) error {
-	res, err := w.run(ctx, job.Args)
+	res, err := w.runAs(ctx, job.Args, job.JobRow)
 	if err != nil {
 		return err
 	}
@@ -147,10 +147,16 @@ func (a *HTTPArgs) request() (*http.Request, error) {
 // refused address) end the job through rota.Cancel; a non-2xx answer, a redirect to a refused
 // address or a network error fails the attempt, to be retried.
 func (w *httpWorker) run(ctx context.Context, a HTTPArgs) (*HTTPResult, error) {
+	return w.runAs(ctx, a, nil)
+}
+
+// runAs is run for job, whose id and attempt go with the request (identify), when it is not nil.
+func (w *httpWorker) runAs(ctx context.Context, a HTTPArgs, job *rota.JobRow) (*HTTPResult, error) {
 	req, err := a.request()
 	if err != nil {
 		return nil, rota.Cancel(err)
 	}
+	identify(req, a, job)
 	timeout, _ := a.Timeout.orDefault(HTTPTimeoutDefault)
 	limit, _ := outputLimit(a.MaxResponseBytes)
 	reqCtx, cancel := context.WithTimeout(ctx, timeout)

@@ -87,3 +87,36 @@ func TestHTTPLargeHeadersDoNotRepeatTheRequest(t *testing.T) {
 			len(row.Result), out.Status, out.Body, out.HeadersTruncated, len(out.Headers))
 	}
 }
+
+// A request names rota and its job, so a receiver can tell a retry from a new call, and a JSON
+// body says it is JSON; what the args set wins.
+func TestHTTPIdentifiesItsJob(t *testing.T) {
+	got := make(chan http.Header, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+	}))
+	defer srv.Close()
+	c := startNode(t, builtin.Config{HTTPAllow: []string{"127.0.0.1"}})
+	row, err := run(t, c, builtin.HTTPArgs{URL: srv.URL, Body: `{"a":1}`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	if ua := h.Get("User-Agent"); !strings.HasPrefix(ua, "rota/") {
+		t.Errorf("User-Agent %q", ua)
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q for a JSON body", ct)
+	}
+	if id, at := h.Get(builtin.HeaderJobID), h.Get(builtin.HeaderJobAttempt); id != fmt.Sprint(row.ID) || at != "1" {
+		t.Errorf("job headers id=%q attempt=%q, want %d and 1", id, at, row.ID)
+	}
+
+	if _, err := run(t, c, builtin.HTTPArgs{URL: srv.URL, Body: "plain", Headers: map[string]string{"User-Agent": "mine"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h = <-got
+	if ua, ct := h.Get("User-Agent"), h.Get("Content-Type"); ua != "mine" || ct == "application/json" {
+		t.Errorf("User-Agent %q, Content-Type %q: the args' User-Agent is kept, a plain body is not called JSON", ua, ct)
+	}
+}
