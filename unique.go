@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,14 @@ func canonicalArgs(args json.RawMessage, fields []string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: unique by args fields %v: args are not a JSON object", ErrInvalid, fields)
 		}
+		// A field the args lack would make every job of the kind a duplicate of the first: a
+		// typo in the field's name, or a field its type leaves out (omitempty) when empty.
+		for _, f := range fields {
+			if _, ok := obj[f]; !ok {
+				return nil, fmt.Errorf("%w: unique by args field %q: the args have no such field (they have %s); "+
+					"a field left out when empty (omitempty) cannot tell jobs apart", ErrInvalid, f, fieldNames(obj))
+			}
+		}
 		for k := range obj {
 			if !slices.Contains(fields, k) {
 				delete(obj, k)
@@ -78,4 +87,13 @@ func canonicalArgs(args json.RawMessage, fields []string) ([]byte, error) {
 		}
 	}
 	return json.Marshal(v)
+}
+
+// fieldNames lists an object's fields, sorted, for a message.
+func fieldNames(obj map[string]any) string {
+	names := slices.Sorted(maps.Keys(obj))
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

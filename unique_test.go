@@ -3,6 +3,8 @@ package rota
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +54,20 @@ func TestUniqueByChosenFieldsAndQueue(t *testing.T) {
 	}
 	if other, _ := c.Insert(ctx, raw("sync", `{"account":1}`), opts("b")); other.Duplicate {
 		t.Fatal("another queue was a duplicate with ByQueue set")
+	}
+}
+
+// A field the args do not have is a mistake (a typo, an omitempty field): every job of the kind
+// would be a duplicate of the first. It is refused at insert, naming the fields there are.
+func TestUniqueByAFieldTheArgsLackIsRefused(t *testing.T) {
+	c, _ := uniqueClient(t)
+	opts := &InsertOpts{Unique: &UniqueOpts{ByArgsFields: []string{"acount"}}}
+	_, err := c.Insert(t.Context(), raw("sync", `{"account":1,"requested_by":"alice"}`), opts)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unique by args field "acount": the args have no such field (they have account, requested_by)`) {
+		t.Fatalf("insert: %v", err)
+	}
+	if n, _ := c.List(t.Context(), ListParams{}); len(n) != 0 {
+		t.Fatalf("%d jobs inserted", len(n))
 	}
 }
 

@@ -30,8 +30,8 @@ schedules that fire every hour or more often follow the clock.`,
 }
 
 type cronAddOptions struct {
-	zone, args, queue, missed string
-	priority, maxAttempts     int
+	zone, tz, args, queue, missed string
+	priority, maxAttempts         int
 }
 
 func (a *app) cronAddCmd() *cobra.Command {
@@ -58,6 +58,12 @@ func (a *app) cronAddCmd() *cobra.Command {
 				return fmt.Errorf("unexpected arguments %q after the kind (quote the expression: '0 * * * *')", rest[1:])
 			}
 			kind := rest[0]
+			if f := cmd.Flags(); f.Changed("tz") {
+				if f.Changed("zone") && o.zone != o.tz {
+					return fmt.Errorf("--zone %s and --tz %s name two zones; give one", o.zone, o.tz)
+				}
+				o.zone = o.tz
+			}
 			raw, err := a.jobArgs(kind, o.args, program)
 			if err != nil {
 				return err
@@ -89,6 +95,7 @@ func (a *app) cronAddCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.zone, "zone", "UTC", "IANA time zone the expression is read in, such as Europe/Berlin")
+	f.StringVar(&o.tz, "tz", "UTC", "the same as --zone, as crontab users write it (CRON_TZ)")
 	f.StringVar(&o.args, "args", "", "the jobs' args as a JSON object, or @FILE, or - for the standard input")
 	f.StringVar(&o.queue, "queue", rota.QueueDefault, "the queue the jobs go to")
 	f.IntVar(&o.priority, "priority", 0, "the jobs' priority; higher runs first")

@@ -66,3 +66,19 @@ func TestCronRejectsBadSchedules(t *testing.T) {
 		t.Fatalf("rejected schedules were stored:\n%s", out)
 	}
 }
+
+// --tz is accepted beside --zone, as crontab users write CRON_TZ; two different zones are an
+// error.
+func TestCronTakesTZBesideZone(t *testing.T) {
+	e := newEnv(t)
+	e.run("cron", "add", "berlin", "30 2 * * *", "exec", "--tz", "Europe/Berlin", "--", "true").ok(t)
+	var s struct {
+		Zone string `json:"zone"`
+	}
+	e.run("-o", "json", "cron", "show", "berlin").ok(t).decode(t, &s)
+	if s.Zone != "Europe/Berlin" {
+		t.Fatalf("zone %q, want Europe/Berlin", s.Zone)
+	}
+	e.run("cron", "add", "x", "30 2 * * *", "exec", "--tz", "Europe/Berlin", "--zone", "Asia/Tokyo", "--", "true").fails(t, "name two zones")
+	e.run("cron", "add", "y", "30 2 * * *", "exec", "--tz", "Europe/Berlin", "--zone", "Europe/Berlin", "--", "true").ok(t)
+}
