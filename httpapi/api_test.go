@@ -234,13 +234,18 @@ func TestEnqueueGetAndList(t *testing.T) {
 	if code := s.call(t, "GET", "/v1/jobs?state=scheduled&queue=mail", "", &page); code != http.StatusOK || len(page.Jobs) != 1 || page.Jobs[0].ID != j.ID {
 		t.Fatalf("list scheduled in mail: %d %+v", code, page)
 	}
+	// Newest first by default, as the dashboard and the CLI list: j is the older of the two.
 	s.call(t, "GET", "/v1/jobs?limit=1", "", &page)
-	if len(page.Jobs) != 1 || page.NextAfter != page.Jobs[0].ID {
-		t.Fatalf("first page of one: %+v", page)
+	if len(page.Jobs) != 1 || page.NextAfter != page.Jobs[0].ID || page.Jobs[0].ID <= j.ID {
+		t.Fatalf("first page of one, newest first: %+v", page)
 	}
 	s.call(t, "GET", "/v1/jobs?limit=1&after="+itoa(page.NextAfter), "", &page)
-	if len(page.Jobs) != 1 || page.Jobs[0].ID == j.ID {
+	if len(page.Jobs) != 1 || page.Jobs[0].ID != j.ID {
 		t.Fatalf("second page: %+v", page)
+	}
+	s.call(t, "GET", "/v1/jobs?limit=1&order=asc", "", &page)
+	if len(page.Jobs) != 1 || page.Jobs[0].ID != j.ID {
+		t.Fatalf("first page, oldest first: %+v", page)
 	}
 }
 

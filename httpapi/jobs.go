@@ -174,10 +174,11 @@ func (a *api) listJobs(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Limit = n
 	}
+	// Newest first, as the dashboard and `rota jobs list` show jobs.
 	switch q.Get("order") {
-	case "", "asc":
-	case "desc":
+	case "", "desc":
 		p.Desc = true
+	case "asc":
 	default:
 		invalid(w, "order %q: asc or desc", q.Get("order"))
 		return

@@ -24,13 +24,16 @@ func (a *app) jobsCmd() *cobra.Command {
 func (a *app) jobsListCmd() *cobra.Command {
 	var (
 		states []string
+		order  string
+		desc   bool
 		p      rota.ListParams
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs, oldest first, one page at a time",
+		Short: "List jobs, newest first, one page at a time",
 		Example: `  rota jobs list --state discarded,retryable
   rota jobs list --queue emails --limit 20 --after 120
+  rota jobs list --order oldest
   rota jobs list -o json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,6 +46,13 @@ func (a *app) jobsListCmd() *cobra.Command {
 			}
 			if p.Limit < 1 {
 				return fmt.Errorf("--limit %d: must be at least 1", p.Limit)
+			}
+			switch {
+			case desc || order == "newest":
+				p.Desc = true
+			case order == "oldest":
+			default:
+				return fmt.Errorf("--order %q: newest or oldest", order)
 			}
 			return a.withClient(cmd, func(client *rota.Client) error {
 				rows, err := client.List(cmd.Context(), p)
@@ -69,8 +79,10 @@ func (a *app) jobsListCmd() *cobra.Command {
 	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
 	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
 	f.IntVar(&p.Limit, "limit", 50, "at most this many jobs")
-	f.Int64Var(&p.AfterID, "after", 0, "only jobs after this id (the last id of the previous page)")
-	f.BoolVar(&p.Desc, "desc", false, "newest first; --after then means before")
+	f.Int64Var(&p.AfterID, "after", 0, "the page after this id, in the list's order (the last id of the previous page)")
+	f.StringVar(&order, "order", "newest", "newest (highest id first, as the dashboard and the API list) or oldest")
+	f.BoolVar(&desc, "desc", false, "newest first")
+	_ = f.MarkDeprecated("desc", "newest first is the default; --order oldest for the other way")
 	return cmd
 }
 

@@ -21,21 +21,26 @@ func TestJobsListShowCancelRetry(t *testing.T) {
 	}
 	var rows []rota.JobRow
 	e.run("-o", "json", "jobs", "list", "--kind", "exec", "--state", "available,scheduled").ok(t).decode(t, &rows)
-	if len(rows) != 2 || rows[0].ID != 1 || rows[1].ID != 3 {
-		t.Fatalf("exec jobs = %+v", rows)
+	if len(rows) != 2 || rows[0].ID != 3 || rows[1].ID != 1 {
+		t.Fatalf("exec jobs, newest first = %+v", rows)
 	}
+	e.run("-o", "json", "jobs", "list", "--kind", "exec", "--order", "oldest").ok(t).decode(t, &rows)
+	if len(rows) != 2 || rows[0].ID != 1 || rows[1].ID != 3 {
+		t.Fatalf("exec jobs, oldest first = %+v", rows)
+	}
+	e.run("jobs", "list", "--order", "sideways").fails(t, `--order "sideways": newest or oldest`)
 	e.run("-o", "json", "jobs", "list", "--queue", "reports").ok(t).decode(t, &rows)
 	if len(rows) != 1 || rows[0].Kind != "report" {
 		t.Fatalf("reports jobs = %+v", rows)
 	}
-	// Keyset pages.
+	// Keyset pages, newest first: 3, 2, then 1.
 	r := e.run("-o", "json", "jobs", "list", "--limit", "2").ok(t)
 	r.decode(t, &rows)
-	if len(rows) != 2 || rows[1].ID != 2 {
+	if len(rows) != 2 || rows[0].ID != 3 || rows[1].ID != 2 {
 		t.Fatalf("first page = %+v", rows)
 	}
 	e.run("-o", "json", "jobs", "list", "--limit", "2", "--after", "2").ok(t).decode(t, &rows)
-	if len(rows) != 1 || rows[0].ID != 3 {
+	if len(rows) != 1 || rows[0].ID != 1 {
 		t.Fatalf("second page = %+v", rows)
 	}
 	if r := e.run("jobs", "list", "--limit", "2"); !strings.Contains(r.stderr, "--after 2") {
