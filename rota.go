@@ -54,11 +54,19 @@ type Job[T Args] struct {
 }
 
 // SetResult records v, encoded as JSON, as the job's result. Callers of Wait receive it. The last
-// call wins; a result larger than MaxResultBytes fails the attempt.
+// call wins; a result larger than MaxResultBytes fails the attempt. On a Job built by hand, in a
+// test (package rotatest builds them), the result goes to the job's row: j.Result.
 func (j *Job[T]) SetResult(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmtErr("encode result", err)
+	}
+	if j.exec == nil {
+		if j.JobRow == nil {
+			j.JobRow = &JobRow{}
+		}
+		j.Result = b
+		return nil
 	}
 	j.exec.setResult(b)
 	return nil
