@@ -453,3 +453,18 @@ func TestCrossSiteBrowserRequestsAreRefused(t *testing.T) {
 		t.Fatalf("%d jobs, want only the program's", len(jobs))
 	}
 }
+
+// The API's description is served as it is checked in, without a token: it holds nothing of the
+// server's.
+func TestOpenAPIIsServedWithoutAToken(t *testing.T) {
+	s := newServer(t)
+	resp, err := http.Get(s.url + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != string(httpapi.OpenAPI) || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /v1/openapi.json without a token: %d %s, %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+	}
+}

@@ -95,24 +95,9 @@ func New(cfg Config) (http.Handler, error) {
 		a.bodyMax = BodyMaxDefault
 	}
 	v1 := http.NewServeMux()
-	v1.HandleFunc("POST /v1/jobs", a.enqueue)
-	v1.HandleFunc("POST /v1/jobs/batch", a.enqueueBatch)
-	v1.HandleFunc("GET /v1/jobs", a.listJobs)
-	v1.HandleFunc("GET /v1/jobs/{id}", a.getJob)
-	v1.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
-	v1.HandleFunc("POST /v1/jobs/{id}/retry", a.retryJob)
-	v1.HandleFunc("DELETE /v1/jobs/{id}", a.deleteJob)
-	v1.HandleFunc("GET /v1/jobs/{id}/wait", a.waitJob)
-	v1.HandleFunc("GET /v1/queues", a.listQueues)
-	v1.HandleFunc("POST /v1/queues/{name}/pause", a.pauseQueue)
-	v1.HandleFunc("POST /v1/queues/{name}/resume", a.resumeQueue)
-	v1.HandleFunc("GET /v1/schedules", a.listSchedules)
-	v1.HandleFunc("GET /v1/schedules/{name}", a.getSchedule)
-	v1.HandleFunc("PUT /v1/schedules/{name}", a.putSchedule)
-	v1.HandleFunc("DELETE /v1/schedules/{name}", a.deleteSchedule)
-	v1.HandleFunc("POST /v1/schedules/{name}/pause", a.pauseSchedule)
-	v1.HandleFunc("POST /v1/schedules/{name}/resume", a.resumeSchedule)
-	v1.HandleFunc("GET /v1/status", a.status)
+	for _, r := range a.routes() {
+		v1.HandleFunc(r.pattern, r.handler)
+	}
 	v1.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such route: "+r.Method+" "+r.URL.Path)
 	})
@@ -120,6 +105,11 @@ func New(cfg Config) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	// The API's description, without a token: it holds nothing of the server's.
+	mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI)
 	})
 	if cfg.NoAuth {
 		mux.Handle("/", v1)
@@ -135,4 +125,35 @@ func New(cfg Config) (http.Handler, error) {
 		h = requireHost(hosts, h)
 	}
 	return h, nil
+}
+
+// route is one operation of the API: a ServeMux pattern and its handler.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists every operation under the token, as openapi.json describes them (a test holds
+// the two together).
+func (a *api) routes() []route {
+	return []route{
+		{"POST /v1/jobs", a.enqueue},
+		{"POST /v1/jobs/batch", a.enqueueBatch},
+		{"GET /v1/jobs", a.listJobs},
+		{"GET /v1/jobs/{id}", a.getJob},
+		{"POST /v1/jobs/{id}/cancel", a.cancelJob},
+		{"POST /v1/jobs/{id}/retry", a.retryJob},
+		{"DELETE /v1/jobs/{id}", a.deleteJob},
+		{"GET /v1/jobs/{id}/wait", a.waitJob},
+		{"GET /v1/queues", a.listQueues},
+		{"POST /v1/queues/{name}/pause", a.pauseQueue},
+		{"POST /v1/queues/{name}/resume", a.resumeQueue},
+		{"GET /v1/schedules", a.listSchedules},
+		{"GET /v1/schedules/{name}", a.getSchedule},
+		{"PUT /v1/schedules/{name}", a.putSchedule},
+		{"DELETE /v1/schedules/{name}", a.deleteSchedule},
+		{"POST /v1/schedules/{name}/pause", a.pauseSchedule},
+		{"POST /v1/schedules/{name}/resume", a.resumeSchedule},
+		{"GET /v1/status", a.status},
+	}
 }
