@@ -13,9 +13,14 @@
 //   - @every with a Go duration of whole seconds, at least one ("@every 90s", "@every 1h30m").
 //
 // Fields are parsed by github.com/robfig/cron/v3, so its syntax and its error messages apply: *, ?,
-// lists, ranges, steps, and English month and weekday names; day-of-week is 0-6 with 0 Sunday.
-// As in Vixie cron, when both day-of-month and day-of-week are restricted (neither is * or ?) a day
-// matches if either does. An expression that can never fire ("0 0 30 2 *") is rejected.
+// lists, ranges, steps, and English month and weekday names; day-of-week is 0-7, 0 and 7 both
+// Sunday ("5-7" is Friday to Sunday). Beside them, the day forms crontab users write: L in
+// day-of-month is the month's last day ("0 12 L * *"), nL in day-of-week the month's last weekday
+// n ("0 9 * * 5L", the last Friday), n#k its k-th weekday n ("0 9 * * 1#2", the second Monday);
+// they mix with plain values in a list. L alone in day-of-week and W (nearest weekday) are
+// rejected. As in Vixie cron, when both day-of-month and day-of-week are restricted (neither is *
+// or ?) a day matches if either does. An expression that can never fire ("0 0 30 2 *") is
+// rejected.
 //
 // Only robfig's parser is used, not its Next: in a DST gap or overlap it does not follow the rule
 // below (it skips a 02:30 job on New York's spring-forward day and runs a 01:30 job twice on

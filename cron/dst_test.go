@@ -153,7 +153,7 @@ func oracle(s *Schedule, from, to time.Time) []time.Time {
 	var out []time.Time
 	wall := func(t time.Time) time.Time { _, off := t.Zone(); return wallClock(t, off) }
 	matches := func(w time.Time) bool {
-		return s.month&(1<<w.Month()) != 0 && s.dayMatches(w.Day(), w.Weekday()) &&
+		return s.month&(1<<w.Month()) != 0 && s.dayMatches(w) &&
 			s.hour&(1<<w.Hour()) != 0 && s.minute&(1<<w.Minute()) != 0
 	}
 	latest := wall(from.Add(-time.Minute).In(s.loc)) // the latest wall-clock time shown so far

@@ -70,7 +70,7 @@ func checkOccurrences(t *testing.T, s *Schedule, occ []time.Time) {
 	for _, o := range occ {
 		_, off := o.Zone()
 		w := wallClock(o, off)
-		named := s.month&(1<<w.Month()) != 0 && s.dayMatches(w.Day(), w.Weekday()) &&
+		named := s.month&(1<<w.Month()) != 0 && s.dayMatches(w) &&
 			s.hour&(1<<w.Hour()) != 0 && s.minute&(1<<w.Minute()) != 0 && s.second&(1<<w.Second()) != 0
 		_, prev := o.Add(-time.Second).Zone()
 		if !named && (s.hourly || prev >= off) {

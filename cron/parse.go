@@ -25,6 +25,7 @@ type Schedule struct {
 
 	second, minute, hour, dom, month, dow uint64 // bit i set when value i matches
 	dayOr                                 bool   // both day fields restricted: either may match
+	special                                      // L, nL and n#k in the day fields
 
 	// hourly is true when the hour field matches every hour; see the package doc for what that
 	// changes in DST gaps and overlaps.
@@ -86,12 +87,20 @@ func parse(expr, zone string) (*Schedule, error) {
 		}
 		return s, nil
 	}
+	toParse := s.expr
+	var blankDom, blankDow bool
 	if !strings.HasPrefix(words[0], "@") {
+		if len(words) == 5 || len(words) == 6 {
+			if words, s.special, blankDom, blankDow, err = takeSpecials(words); err != nil {
+				return nil, fmt.Errorf("%q: %w", s.expr, err)
+			}
+			toParse = strings.Join(words, " ")
+		}
 		if err := checkFields(words); err != nil {
 			return nil, fmt.Errorf("%q: %w", s.expr, err)
 		}
 	}
-	parsed, err := parser.Parse(s.expr)
+	parsed, err := parser.Parse(toParse)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", s.expr, err)
 	}
@@ -102,6 +111,12 @@ func parse(expr, zone string) (*Schedule, error) {
 	const star = 1 << 63 // robfig marks a field written as * or ?
 	s.second, s.minute, s.hour = spec.Second&^star, spec.Minute&^star, spec.Hour&^star
 	s.dom, s.month, s.dow = spec.Dom&^star, spec.Month&^star, spec.Dow&^star
+	if blankDom {
+		s.dom = 0 // only L: no plain day of the month
+	}
+	if blankDow {
+		s.dow = 0 // only nL or n#k: no plain weekday
+	}
 	s.dayOr = spec.Dom&star == 0 && spec.Dow&star == 0
 	s.hourly = s.hour == 1<<24-1
 	if err := s.checkFires(); err != nil {
@@ -171,8 +186,8 @@ var daysIn = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 // is not a schedule the user believes is active. Each field is non-empty once robfig has parsed it,
 // and every month has every weekday, so only a restricted day-of-month can make a schedule empty.
 func (s *Schedule) checkFires() error {
-	if s.dayOr {
-		return nil // any matching weekday will do
+	if s.dayOr || s.domLast || s.dowLast != 0 || s.special.any() {
+		return nil // any matching weekday will do; every month has a last day and its weekdays
 	}
 	for m := 1; m <= 12; m++ {
 		if s.month&(1<<m) != 0 && s.dom&(1<<(daysIn[m]+1)-1) != 0 {

@@ -17,7 +17,7 @@ func (s *Schedule) nextWall(t, end time.Time) time.Time {
 			t = time.Date(y, mo+1, 1, 0, 0, 0, 0, time.UTC)
 			continue
 		}
-		if !s.dayMatches(d, t.Weekday()) {
+		if !s.dayMatches(t) {
 			t = time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
 			continue
 		}
@@ -52,9 +52,17 @@ func before(t, end time.Time) time.Time {
 	return time.Time{}
 }
 
-// dayMatches applies Vixie cron's rule: when both day fields are restricted, either may match.
-func (s *Schedule) dayMatches(day int, wd time.Weekday) bool {
+// dayMatches reports whether the date of wall time t matches the day fields, by Vixie cron's
+// rule: when both are restricted, either may match.
+func (s *Schedule) dayMatches(t time.Time) bool {
+	y, mo, day := t.Date()
+	wd := t.Weekday()
 	domOK, dowOK := s.dom&(1<<day) != 0, s.dow&(1<<wd) != 0
+	if s.special.any() {
+		n := monthDays(y, mo)
+		domOK = domOK || s.matchesDom(day, n)
+		dowOK = dowOK || s.matchesDow(day, n, wd)
+	}
 	if s.dayOr {
 		return domOK || dowOK
 	}

@@ -21,7 +21,9 @@ func (a *app) cronCmd() *cobra.Command {
 occurrence exactly once, even across a change of leader.
 
 Expressions: 5 fields (minute hour day-of-month month day-of-week), an optional leading seconds
-field, @yearly @monthly @weekly @daily @hourly, or "@every 90s". Times are read in --zone.
+field, @yearly @monthly @weekly @daily @hourly, or "@every 90s". Day-of-week is 0-7 (0 and 7 are
+Sunday); L is the last day of the month, 5L the last Friday, 1#2 the second Monday. Times are
+read in --zone (or --tz).
 Across daylight-saving changes a fixed-time job runs once a day, never skipped nor doubled;
 schedules that fire every hour or more often follow the clock.`,
 	}
