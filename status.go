@@ -4,20 +4,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/store"
 )
 
-// Status is who serves a store: the nodes that registered and the leader's lease.
+// Status is who serves a store: the nodes that registered and the leader's lease, and the
+// reasons work waits that no node will run.
 type Status struct {
 	// Now is the store's time, which Leader and the nodes' times are relative to.
 	Now time.Time `json:"now"`
 	// Leader is nil when no node ever led.
-	Leader *LeaderStatus    `json:"leader"`
-	Nodes  []store.NodeInfo `json:"nodes"`
+	Leader *LeaderStatus `json:"leader"`
+	Nodes  []NodeStatus  `json:"nodes"`
+	// Warnings name work that cannot run: see Warning.
+	Warnings []Warning `json:"warnings"`
 }
+
+// NodeStatus is a registered node and whether it is still alive.
+type NodeStatus struct {
+	store.NodeInfo
+	// Stale is set when the node has not been seen for two of its registration intervals
+	// (StatusStaleAfter): it died, or cannot reach the store. The leader forgets it after
+	// NodeStaleAfterDefault.
+	Stale bool `json:"stale"`
+}
+
+// StatusStaleAfter is how long a node may go unseen before Status calls it stale: two of the
+// default registration intervals.
+const StatusStaleAfter = 2 * RegisterIntervalDefault
+
+// Warning is a reason jobs wait that no live node will run.
+type Warning struct {
+	// Code is "queue_unserved" (no live node serves a queue that has waiting jobs),
+	// "kind_unserved" (no live node serving the queue has a worker for a kind that waits there)
+	// or "queue_paused" (a paused queue has waiting jobs).
+	Code    string `json:"code"`
+	Queue   string `json:"queue"`
+	Kind    string `json:"kind,omitempty"`
+	Message string `json:"message"`
+}
+
+// warnSample bounds the available jobs Status reads to find kinds no node runs: the oldest of
+// each queue, not the whole table. A kind whose jobs all wait behind that many others is not
+// named until they come forward.
+const warnSample = 200
 
 // LeaderStatus is the leader's lease as last written.
 type LeaderStatus struct {
@@ -42,12 +75,16 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, fmtErr("status", err)
 	}
-	st := &Status{Now: now}
-	if st.Nodes, err = reg.ListNodes(ctx); err != nil {
+	st := &Status{Now: now, Nodes: []NodeStatus{}, Warnings: []Warning{}}
+	nodes, err := reg.ListNodes(ctx)
+	if err != nil {
 		return nil, fmtErr("status: nodes", err)
 	}
-	if st.Nodes == nil {
-		st.Nodes = []store.NodeInfo{}
+	for _, n := range nodes {
+		st.Nodes = append(st.Nodes, NodeStatus{NodeInfo: n, Stale: now.Sub(n.LastSeen) > StatusStaleAfter})
+	}
+	if st.Warnings, err = c.warnings(ctx, st.Nodes); err != nil {
+		return nil, fmtErr("status: warnings", err)
 	}
 	lease, err := leaser.GetLease(ctx, leader.NameDefault)
 	switch {
@@ -62,4 +99,77 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// warnings finds waiting work no live node will run: queues none serves, kinds none of a
+// queue's nodes has a worker for (from the oldest available jobs of the queue), paused queues
+// with jobs waiting.
+func (c *Client) warnings(ctx context.Context, nodes []NodeStatus) ([]Warning, error) {
+	stats, err := c.store.QueueStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	serving := map[string][]store.NodeInfo{} // queue → its live nodes
+	for _, n := range nodes {
+		if !n.Stale {
+			for _, q := range n.Queues {
+				serving[q] = append(serving[q], n.NodeInfo)
+			}
+		}
+	}
+	out := []Warning{}
+	for _, q := range stats {
+		waiting := q.Counts[StateAvailable] + q.Counts[StateScheduled] + q.Counts[StateRetryable]
+		if waiting == 0 {
+			continue
+		}
+		if q.Paused {
+			out = append(out, Warning{Code: "queue_paused", Queue: q.Queue,
+				Message: fmt.Sprintf("queue %s is paused with %s waiting", q.Queue, jobsCount(waiting))})
+			continue
+		}
+		live := serving[q.Queue]
+		if len(live) == 0 {
+			out = append(out, Warning{Code: "queue_unserved", Queue: q.Queue,
+				Message: fmt.Sprintf("no live node serves queue %s, with %s waiting", q.Queue, jobsCount(waiting))})
+			continue
+		}
+		if q.Counts[StateAvailable] == 0 {
+			continue
+		}
+		jobs, err := c.store.List(ctx, store.ListParams{Queue: q.Queue, States: []State{StateAvailable}, Limit: warnSample})
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, j := range jobs {
+			if seen[j.Kind] {
+				continue
+			}
+			seen[j.Kind] = true
+			if !anyRuns(live, j.Kind) {
+				out = append(out, Warning{Code: "kind_unserved", Queue: q.Queue, Kind: j.Kind,
+					Message: fmt.Sprintf("no live node serving queue %s has a worker for kind %s, whose jobs wait there", q.Queue, j.Kind)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// anyRuns reports whether one of nodes has a worker for kind.
+func anyRuns(nodes []store.NodeInfo, kind string) bool {
+	for _, n := range nodes {
+		if slices.Contains(n.Kinds, kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// jobsCount is n jobs, in words: "1 job", "3 jobs".
+func jobsCount(n int64) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return fmt.Sprintf("%d jobs", n)
 }

@@ -194,6 +194,15 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	if j, err := s.client.Get(ctx, bad.Job.ID); err != nil || j.State != rota.StateCancelled {
 		t.Fatalf("after cancel: %+v, %v", j, err)
 	}
+
+	// Work no node runs is named on the overview: a queue the node does not serve.
+	if _, err := s.client.Insert(ctx, okArgs{}, &rota.InsertOpts{Queue: "nightly"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body = get(t, c, s.url+"/")
+	if !strings.Contains(body, `<li data-code="queue_unserved">no live node serves queue nightly, with 1 job waiting</li>`) {
+		t.Errorf("overview does not warn of the unserved queue:\n%s", body)
+	}
 }
 
 func TestSafeNext(t *testing.T) {

@@ -62,4 +62,9 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 	if !strings.Contains(out, "Leader: node-one (token 1") || !strings.Contains(out, "node-one  ") {
 		t.Fatalf("status table:\n%s", out)
 	}
+	// Work no node serves is named.
+	e.run("enqueue", "exec", "--queue", "nightly", "--", "true").ok(t)
+	if out := e.run("status").ok(t).stdout; !strings.Contains(out, "Warning: no live node serves queue nightly, with 1 job waiting") {
+		t.Fatalf("status does not warn of the unserved queue:\n%s", out)
+	}
 }

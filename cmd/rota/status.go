@@ -9,14 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rotahq/rota"
-	"github.com/rotahq/rota/store"
 )
 
 // statusView is what `rota status` shows, and its JSON.
 type statusView struct {
-	Store  string             `json:"store"`
-	Leader *rota.LeaderStatus `json:"leader"`
-	Nodes  []store.NodeInfo   `json:"nodes"`
+	Store    string             `json:"store"`
+	Leader   *rota.LeaderStatus `json:"leader"`
+	Nodes    []rota.NodeStatus  `json:"nodes"`
+	Warnings []rota.Warning     `json:"warnings"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -33,7 +33,7 @@ func (a *app) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				view := statusView{Store: a.storeName(), Leader: st.Leader, Nodes: st.Nodes}
+				view := statusView{Store: a.storeName(), Leader: st.Leader, Nodes: st.Nodes, Warnings: st.Warnings}
 				if a.jsonOutput() {
 					return a.printJSON(view)
 				}
@@ -54,6 +54,11 @@ func (a *app) printStatus(v statusView, now time.Time) {
 		fmt.Fprintf(a.stdout, "Leader: %s (token %d, leading for %s, lease expires in %s)\n", l.Owner, l.Token,
 			age(now.Sub(l.AcquiredAt)), age(l.ExpiresAt.Sub(now)))
 	}
+	defer func() {
+		for _, w := range v.Warnings {
+			fmt.Fprintf(a.stdout, "Warning: %s\n", w.Message)
+		}
+	}()
 	if len(v.Nodes) == 0 {
 		fmt.Fprintln(a.stdout, "Nodes:  none")
 		return
@@ -62,8 +67,12 @@ func (a *app) printStatus(v statusView, now time.Time) {
 	tw := newTable(a.stdout)
 	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tQUEUES\tUP\tLAST SEEN")
 	for _, n := range v.Nodes {
+		up := age(now.Sub(n.StartedAt))
+		if n.Stale {
+			up = "stale" // not seen for two registrations: dead, or cut off from the store
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s ago\n", n.ID, n.Host, n.PID, n.Version, strings.Join(n.Queues, ","),
-			age(now.Sub(n.StartedAt)), age(now.Sub(n.LastSeen)))
+			up, age(now.Sub(n.LastSeen)))
 	}
 	tw.Flush()
 }
