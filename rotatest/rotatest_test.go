@@ -85,7 +85,9 @@ func TestRequireInsertedFindsTheJob(t *testing.T) {
 	if !strings.Contains(msg, `no job of kind greet with args {"name":"bob"} was inserted`) || !strings.Contains(msg, `args {"name":"ada"}`) {
 		t.Fatalf("failure message:\n%s", msg)
 	}
-	msg = failure(t, func(tb testing.TB) { rotatest.RequireInserted(tb, c, greetArgs{Name: "ada"}, &rotatest.Expect{Queue: "other"}) })
+	msg = failure(t, func(tb testing.TB) {
+		rotatest.RequireInserted(tb, c, greetArgs{Name: "ada"}, &rotatest.Expect{Queue: "other"})
+	})
 	if !strings.Contains(msg, "(queue other)") {
 		t.Fatalf("failure message:\n%s", msg)
 	}
