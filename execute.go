@@ -257,9 +257,23 @@ func (n *Node) failed(o store.Outcome, e *execution, err error, now time.Time) s
 
 func attemptError(row *JobRow, now time.Time, err error) *store.AttemptError {
 	ae := &store.AttemptError{Attempt: row.Attempt, At: now, Error: err.Error()}
-	var p *panicError
-	if errors.As(err, &p) {
+	var (
+		p *panicError
+		d Detailer
+	)
+	switch {
+	case errors.As(err, &p):
 		ae.Trace = p.stack
+	case errors.As(err, &d):
+		ae.Trace = d.ErrorDetails()
 	}
 	return ae
+}
+
+// Detailer is an error that carries more than its message: a failed program's output, a
+// response body. The details are kept with the attempt's error (AttemptError.Trace, shown on a
+// job's page under the error), where a panic's stack goes.
+type Detailer interface {
+	error
+	ErrorDetails() string
 }

@@ -158,9 +158,9 @@ func (w *execWorker) runAs(ctx context.Context, a ExecArgs, identity []string) (
 		// Cancelled by a user, or the node is stopping: the runtime tells which from ctx.
 		return nil, fmt.Errorf("program %s stopped: %w", a.Program, context.Cause(ctx))
 	case end.stopped:
-		return nil, withTail(fmt.Errorf("program %s timed out after %v and was killed", a.Program, timeout), stderr)
+		return nil, withTail(fmt.Errorf("program %s timed out after %v and was killed", a.Program, timeout), stdout, stderr)
 	case end.exitCode != 0:
-		return nil, withTail(exitError(a.Program, end), stderr)
+		return nil, withTail(exitError(a.Program, end), stdout, stderr)
 	case end.waitErr != nil && !errors.Is(end.waitErr, exec.ErrWaitDelay):
 		return nil, fmt.Errorf("program %s: %w", a.Program, end.waitErr)
 	}
@@ -200,9 +200,31 @@ func exitError(program string, end programEnd) error {
 }
 
 // withTail adds the end of stderr to err, where a person reading the job's errors looks first.
-func withTail(err error, stderr *capture) error {
+func withTail(err error, stdout, stderr *capture) error {
 	if t := stderr.Tail(); t != "" {
-		return fmt.Errorf("%w; stderr: %s", err, t)
+		err = fmt.Errorf("%w; stderr: %s", err, t)
 	}
-	return err
+	return &outputError{err: err, stdout: stdout.Tail(), stderr: stderr.Tail()}
+}
+
+// outputError is a failed program's error with the end of what it printed, which the attempt
+// keeps (rota.Detailer): the message has only stderr's tail, and the result, where output goes
+// when a program succeeds, is not recorded for a failed attempt.
+type outputError struct {
+	err            error
+	stdout, stderr string
+}
+
+func (e *outputError) Error() string { return e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+func (e *outputError) ErrorDetails() string {
+	return "stdout:\n" + orNone(e.stdout) + "\n\nstderr:\n" + orNone(e.stderr)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

@@ -179,7 +179,11 @@ func (w *httpWorker) runAs(ctx context.Context, a HTTPArgs, job *rota.JobRow) (*
 		return nil, w.transportError(ctx, reqCtx, req, timeout, fmt.Errorf("read response: %w", err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, withTail(fmt.Errorf("%s %s: HTTP %s", req.Method, redact(req.URL), resp.Status), body)
+		err := fmt.Errorf("%s %s: HTTP %s", req.Method, redact(req.URL), resp.Status)
+		if t := body.Tail(); t != "" {
+			err = fmt.Errorf("%w; body: %s", err, t)
+		}
+		return nil, err
 	}
 	res := &HTTPResult{Status: resp.StatusCode, Headers: make(map[string]string, len(resp.Header))}
 	for k, v := range resp.Header {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,5 +148,37 @@ func TestNodeExecGetsTheJobsIdentity(t *testing.T) {
 	want := fmt.Sprintf("%d %d %d\n", row.ID, row.Attempt, row.Fence)
 	if res.Stdout != want {
 		t.Fatalf("program saw %q, want %q (the job's id, attempt and fence)", res.Stdout, want)
+	}
+}
+
+// A failed program's output is kept with its attempt: the error says the end of stderr, and the
+// attempt's details hold the end of both stdout and stderr, which a failed attempt's result
+// (never recorded) cannot.
+func TestNodeKeepsAFailedProgramsOutput(t *testing.T) {
+	c := startNode(t, builtin.Config{})
+	row, _ := run(t, c, builtin.ExecArgs{Program: "sh", Args: []string{"-c", "echo processed 41 of 42; echo no space left >&2; exit 3"}},
+		&rota.InsertOpts{MaxAttempts: 1})
+	if row.State != rota.StateDiscarded || len(row.Errors) != 1 {
+		t.Fatalf("job %s, errors %+v", row.State, row.Errors)
+	}
+	e := row.Errors[0]
+	if !strings.Contains(e.Error, "exited with code 3; stderr: no space left") {
+		t.Errorf("error %q", e.Error)
+	}
+	if e.Trace != "stdout:\nprocessed 41 of 42\n\nstderr:\nno space left" {
+		t.Errorf("details %q", e.Trace)
+	}
+}
+
+// A non-2xx answer's error quotes the end of the body, as the body.
+func TestNodeHTTPErrorQuotesTheBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "quota exceeded", http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	c := startNode(t, builtin.Config{HTTPAllow: []string{"127.0.0.1"}})
+	row, _ := run(t, c, builtin.HTTPArgs{URL: srv.URL}, &rota.InsertOpts{MaxAttempts: 1})
+	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "HTTP 429 Too Many Requests; body: quota exceeded") {
+		t.Fatalf("errors %+v", row.Errors)
 	}
 }
