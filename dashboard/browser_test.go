@@ -63,6 +63,20 @@ func TestInABrowser(t *testing.T) {
 
 	step(t, ctx, "list the retryable jobs",
 		chromedp.Navigate(s.url+"/jobs?state=retryable"), chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-id="`+itoa(failed.Job.ID)+`"]`)))
+	// Bulk: select the failed job, cancel the selection, confirm the count the page asks about.
+	step(t, ctx, "select the failed job and cancel the selection",
+		chromedp.Click(chromedp.CSS(`#jobs tr[data-id="`+itoa(failed.Job.ID)+`"] input[type=checkbox]`)),
+		chromedp.Click(chromedp.ID("cancel-selected")), chromedp.WaitVisible(chromedp.ID("bulk-question")))
+	if q := text(t, ctx, chromedp.ID("bulk-question")); q != "Cancel 1 job: the selected ones?" {
+		t.Fatalf("the confirmation asks %q", q)
+	}
+	step(t, ctx, "confirm", chromedp.Click(chromedp.ID("confirm")), chromedp.WaitVisible(chromedp.ID("bulk-result")))
+	if r := text(t, ctx, chromedp.ID("bulk-result")); r != "Cancel: 1 of 1 jobs." {
+		t.Fatalf("the bulk result reads %q", r)
+	}
+	if j, err := s.client.Get(bg, failed.Job.ID); err != nil || j.State != rota.StateCancelled {
+		t.Fatalf("the failed job after the bulk cancel: %+v, %v", j, err)
+	}
 
 	step(t, ctx, "open the queues",
 		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS(`#queues tr[data-queue="default"]`)))

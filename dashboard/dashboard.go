@@ -139,6 +139,7 @@ func (d *Dashboard) routes() {
 	m.Handle("GET /jobs/{id}", d.signedIn(d.job))
 	m.Handle("POST /jobs/{id}/cancel", d.signedIn(d.cancelJob))
 	m.Handle("POST /jobs/{id}/retry", d.signedIn(d.retryJob))
+	m.Handle("POST /jobs/bulk", d.signedIn(d.bulk))
 	m.Handle("POST /queues/{name}/pause", d.signedIn(d.pauseQueue))
 	m.Handle("POST /queues/{name}/resume", d.signedIn(d.resumeQueue))
 	m.Handle("GET /schedules", d.signedIn(d.schedules))

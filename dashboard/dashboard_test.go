@@ -264,3 +264,71 @@ func TestNoAuthPages(t *testing.T) {
 		t.Fatalf("no-auth schedules page: %d\n%s", code, body)
 	}
 }
+
+// A bulk action over the filter's matches first says how many jobs it will touch, then, once
+// that count is confirmed, applies to each, and says which it left and why.
+func TestBulkActionsConfirmTheCount(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	ctx := context.Background()
+	var ids []int64
+	for range 3 {
+		res, err := s.client.Insert(ctx, boomArgs{}, &rota.InsertOpts{Queue: "risky"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Job.ID)
+		s.await(t, rota.EventJobFailed)
+	}
+	filter := url.Values{"action": {"cancel-all"}, "state": {"retryable"}, "queue": {"risky"}}
+	body := postBody(t, c, s.url+"/jobs/bulk", filter, s.url)
+	if !strings.Contains(body, "Cancel 3 jobs: every job with state retryable, queue risky?") || !strings.Contains(body, `name="confirm" value="3"`) {
+		t.Fatalf("confirmation page:\n%s", body)
+	}
+	for _, id := range ids {
+		if j, _ := s.client.Get(ctx, id); j.State != rota.StateRetryable {
+			t.Fatalf("job %d is %s before the confirmation", id, j.State)
+		}
+	}
+	filter.Set("confirm", "3")
+	body = postBody(t, c, s.url+"/jobs/bulk", filter, s.url)
+	if !strings.Contains(body, "Cancel: 3 of 3 jobs.") {
+		t.Fatalf("result page:\n%s", body)
+	}
+	for _, id := range ids {
+		if j, _ := s.client.Get(ctx, id); j.State != rota.StateCancelled {
+			t.Fatalf("job %d is %s after the bulk cancel", id, j.State)
+		}
+	}
+	// Selected ones: delete two, one of which no longer exists.
+	sel := url.Values{"action": {"delete"}, "id": {itoa(ids[0]), "999"}, "confirm": {"2"}}
+	body = postBody(t, c, s.url+"/jobs/bulk", sel, s.url)
+	if !strings.Contains(body, "Delete: 1 of 2 jobs. 1 left as they were:") || !strings.Contains(body, "job 999</a>: not found") {
+		t.Fatalf("delete result:\n%s", body)
+	}
+	if _, err := s.client.Get(ctx, ids[0]); err == nil {
+		t.Fatal("the deleted job is still there")
+	}
+}
+
+// postBody posts form and returns the page it answers with.
+func postBody(t *testing.T, c *http.Client, u string, form url.Values, origin string) string {
+	t.Helper()
+	req, err := http.NewRequest("POST", u, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", origin)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d\n%s", u, resp.StatusCode, b)
+	}
+	return string(b)
+}
