@@ -42,29 +42,27 @@ func newChaosEnv(t *testing.T, kind string) *chaosEnv {
 		return sqliteChaosEnv(t)
 	case "postgres":
 		s := startPostgres(t)
-		p := startProxy(t, "127.0.0.1:"+strconv.Itoa(s.port))
-		c := newCluster(t, s.url)
-		return &chaosEnv{kind: kind, c: c, proxy: p,
-			nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
-			restartStore: func(t *testing.T, hold time.Duration) {
-				s.stop(t)
-				time.Sleep(hold) // the fault's length, from the schedule
-				s.start(t)
-			}}
+		return serverChaosEnv(t, kind, s.port, newCluster(t, s.url), s.stop, s.start)
 	case "redis":
 		s := startRedis(t)
-		p := startProxy(t, "127.0.0.1:"+strconv.Itoa(s.port))
-		c := newRedisCluster(t, s.url)
-		return &chaosEnv{kind: kind, c: c, proxy: p,
-			nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
-			restartStore: func(t *testing.T, hold time.Duration) {
-				s.stop(t)
-				time.Sleep(hold) // the fault's length, from the schedule
-				s.start(t)
-			}}
+		return serverChaosEnv(t, kind, s.port, newRedisCluster(t, s.url), s.stop, s.start)
 	}
 	t.Fatalf("no chaos store %q", kind)
 	return nil
+}
+
+// serverChaosEnv is the env of a store server of the test's own on port: the nodes reach it
+// through a proxy, and a restart is stop, the fault's hold, start.
+func serverChaosEnv(t *testing.T, kind string, port int, c *cluster, stop, start func(*testing.T)) *chaosEnv {
+	t.Helper()
+	p := startProxy(t, "127.0.0.1:"+strconv.Itoa(port))
+	return &chaosEnv{kind: kind, c: c, proxy: p,
+		nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
+		restartStore: func(t *testing.T, hold time.Duration) {
+			stop(t)
+			time.Sleep(hold) // the fault's length, from the schedule
+			start(t)
+		}}
 }
 
 // viaProxy is the store URL u with its host:port replaced by the proxy's.
@@ -144,22 +142,7 @@ func (env *chaosEnv) startChaosNode(t *testing.T, id string) *node {
 	c := env.c
 	for try := 1; ; try++ {
 		args := append([]string{"--store", env.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv}, chaosNodeFlags...)
-		n := &node{id: id, out: &logBuffer{}, done: make(chan struct{})}
-		n.cmd = exec.Command(rotaBin, args...)
-		n.cmd.Env = append(os.Environ(), "ROTA_STORE=", nodeEnv+"="+id)
-		w := c.logWriter(n)
-		n.cmd.Stdout, n.cmd.Stderr = w, w
-		n.cmd.WaitDelay = 5 * time.Second
-		setDeathSignal(n.cmd)
-		if err := n.cmd.Start(); err != nil {
-			t.Fatalf("start node %s: %v", id, err)
-		}
-		go func() {
-			n.err = n.cmd.Wait()
-			close(n.done)
-		}()
-		c.nodes = append(c.nodes, n)
-		t.Cleanup(n.cleanup)
+		n := c.spawn(id, args)
 		serving := eventually(30*time.Second, pollEvery, func() bool {
 			return len(n.records("rota: serving")) > 0 || n.exited()
 		})

@@ -90,6 +90,15 @@ func (c *cluster) rota(args ...string) string {
 func (c *cluster) start(id string, flags ...string) *node {
 	c.t.Helper()
 	args := append([]string{"--store", c.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv}, flags...)
+	n := c.spawn(id, args)
+	n.waitLog(c.t, "rota: serving", 30*time.Second)
+	return n
+}
+
+// spawn starts the binary with args as node id (its log in the node's buffer, the node's id in
+// nodeEnv), adds it to the cluster and kills it when the test ends; it does not wait for it.
+func (c *cluster) spawn(id string, args []string) *node {
+	c.t.Helper()
 	n := &node{id: id, out: &logBuffer{}, done: make(chan struct{})}
 	n.cmd = exec.Command(rotaBin, args...)
 	n.cmd.Env = append(os.Environ(), "ROTA_STORE=", nodeEnv+"="+id)
@@ -106,7 +115,6 @@ func (c *cluster) start(id string, flags ...string) *node {
 	}()
 	c.nodes = append(c.nodes, n)
 	c.t.Cleanup(n.cleanup)
-	n.waitLog(c.t, "rota: serving", 30*time.Second)
 	return n
 }
 

@@ -86,15 +86,22 @@ func waitQueued(t *testing.T, c *coalescer, n int) {
 	}
 }
 
+// twoInFlight is a coalescer on a gate with calls a and b sent and held: the most in flight,
+// so the next calls wait.
+func twoInFlight(ctx context.Context) (g *gate, c *coalescer, a <-chan reply, ga gateCall, b <-chan reply, gb gateCall) {
+	g = newGate()
+	c = &coalescer{do: g.do}
+	a = insertAsync(ctx, c, "a")
+	ga = <-g.started
+	b = insertAsync(ctx, c, "b")
+	gb = <-g.started
+	return g, c, a, ga, b, gb
+}
+
 func TestCoalescerGroupsWaitingCallsInOrder(t *testing.T) {
-	g := newGate()
-	c := &coalescer{do: g.do}
 	ctx := context.Background()
 	// Two groups go at once (coalesceInflight); the calls behind them wait and go together.
-	a := insertAsync(ctx, c, "a")
-	ga := <-g.started
-	b := insertAsync(ctx, c, "b")
-	gb := <-g.started
+	g, c, a, ga, b, gb := twoInFlight(ctx)
 	c1 := insertAsync(ctx, c, "c1", "c2")
 	waitQueued(t, c, 1)
 	d := insertAsync(ctx, c, "d")
@@ -128,13 +135,8 @@ func TestCoalescerGroupsWaitingCallsInOrder(t *testing.T) {
 }
 
 func TestCoalescerWithdrawsACancelledWaiterAndSharesErrors(t *testing.T) {
-	g := newGate()
-	c := &coalescer{do: g.do}
 	ctx := context.Background()
-	a := insertAsync(ctx, c, "a")
-	ga := <-g.started
-	b := insertAsync(ctx, c, "b")
-	gb := <-g.started
+	g, c, a, ga, b, gb := twoInFlight(ctx)
 	cctx, cancel := context.WithCancel(ctx)
 	gone := insertAsync(cctx, c, "gone")
 	waitQueued(t, c, 1)
