@@ -3,17 +3,22 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -31,6 +36,8 @@ type chaosEnv struct {
 	// fillDisk fills the disk of a SQLite store and returns what empties it; nil where the test
 	// cannot mount a small tmpfs of its own (not root).
 	fillDisk func(t *testing.T) (heal func())
+	// failover promotes the store's replica and says what it did; nil without a replica.
+	failover func(t *testing.T) string
 }
 
 // newChaosEnv sets up a store of kind sqlite, postgres or redis for the suite. The servers are
@@ -44,8 +51,7 @@ func newChaosEnv(t *testing.T, kind string) *chaosEnv {
 		s := startPostgres(t)
 		return serverChaosEnv(t, kind, s.port, newCluster(t, s.url), s.stop, s.start)
 	case "redis":
-		s := startRedis(t)
-		return serverChaosEnv(t, kind, s.port, newRedisCluster(t, s.url), s.stop, s.start)
+		return redisChaosEnv(t)
 	}
 	t.Fatalf("no chaos store %q", kind)
 	return nil
@@ -63,6 +69,56 @@ func serverChaosEnv(t *testing.T, kind string, port int, c *cluster, stop, start
 			time.Sleep(hold) // the fault's length, from the schedule
 			start(t)
 		}}
+}
+
+// redisChaosEnv is a primary and a replica, each persisting every write (appendfsync always),
+// behind the proxy: nodes, the test's client and its checks all reach whichever is primary
+// through it. Every write of the nodes waits for the replica (wait_replicas=1), so a failover
+// loses no write a node was told had succeeded. A restart restarts the primary; a failover
+// promotes the replica, points the proxy at it and makes the old primary its replica.
+func redisChaosEnv(t *testing.T) *chaosEnv {
+	t.Helper()
+	servers := [2]*redisServer{startRedis(t)}
+	servers[1] = startRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(servers[0].port))
+	primary := 0
+	p := startProxy(t, "127.0.0.1:"+strconv.Itoa(servers[0].port))
+	c := newRedisCluster(t, "redis://"+p.addr()+"/0")
+	env := &chaosEnv{kind: "redis", c: c, proxy: p,
+		nodeStore: func(id string) string {
+			return c.nodeStore(id) + "&wait_replicas=1&wait_timeout=2s"
+		},
+		restartStore: func(t *testing.T, hold time.Duration) {
+			servers[primary].stop(t)
+			time.Sleep(hold) // the fault's length, from the schedule
+			servers[primary].start(t)
+		}}
+	env.failover = func(t *testing.T) string {
+		old, next := servers[primary], servers[1-primary]
+		ctx := t.Context()
+		nc, oc := redistest.Client(t, next.url), redistest.Client(t, old.url)
+		// No client writes while the proxy is cut; the replica then catches up with what the
+		// primary acknowledged before it is promoted, as a careful failover waits for (the
+		// nodes' writes waited for the replica anyway; the test's own inserts did not).
+		p.cut(time.Hour)
+		caughtUp := eventually(10*time.Second, pollEvery, func() bool {
+			return replOffset(ctx, oc, "master_repl_offset") <= replOffset(ctx, nc, "slave_repl_offset")
+		})
+		if !caughtUp {
+			t.Fatalf("failover: the replica on port %d did not catch up with the primary within 10s", next.port)
+		}
+		if err := nc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+			t.Fatalf("failover: promote the replica: %v", err)
+		}
+		p.retarget("127.0.0.1:" + strconv.Itoa(next.port))
+		p.restore()
+		if err := oc.Do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(next.port)).Err(); err != nil {
+			t.Fatalf("failover: make the old primary a replica: %v", err)
+		}
+		next.extra, old.extra = nil, []string{"--replicaof", "127.0.0.1", strconv.Itoa(next.port)} // for restarts
+		primary = 1 - primary
+		return fmt.Sprintf("Redis failover: port %d promoted, %d its replica", next.port, old.port)
+	}
+	return env
 }
 
 // viaProxy is the store URL u with its host:port replaced by the proxy's.
@@ -165,4 +221,19 @@ func (n *node) stopGracefully(t *testing.T) {
 	case <-time.After(45 * time.Second):
 		t.Fatalf("node %s still running 45s after SIGTERM:\n%s", n.id, tail(n.out.String(), 40))
 	}
+}
+
+// replOffset reads a replication offset from INFO replication; -1 when it is not there.
+func replOffset(ctx context.Context, c *goredis.Client, field string) int64 {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return -1
 }

@@ -66,6 +66,9 @@ func (f *faults) kinds() []string {
 	if f.env.fillDisk != nil {
 		k = append(k, "disk-full")
 	}
+	if f.env.failover != nil {
+		k = append(k, "failover")
+	}
 	return k
 }
 
@@ -146,6 +149,10 @@ func (f *faults) make(kind string, used map[int]bool) fault {
 	case "store-restart":
 		return fault{name: fmt.Sprintf("store restarted (down %v)", storeHold.Round(time.Millisecond)),
 			inject: func(t *testing.T) { f.env.restartStore(t, storeHold) },
+			heal:   func(*testing.T) {}}
+	case "failover":
+		return fault{name: "Redis replica promoted",
+			inject: func(t *testing.T) { f.logf("%s", f.env.failover(t)) },
 			heal:   func(*testing.T) {}}
 	case "disk-full":
 		var heal func()

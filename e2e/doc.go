@@ -17,7 +17,8 @@
 //
 // TestChaos (chaos_*_test.go) combines the faults, on SQLite, PostgreSQL and Redis: a seeded
 // schedule kills, pauses and restarts nodes, restarts the store (a private server), cuts its
-// connections through a TCP proxy on loopback and fills its disk, while the nodes run a mix of
+// connections through a TCP proxy on loopback, fails Redis over to its replica and fills
+// SQLite's disk, while the nodes run a mix of
 // jobs; the invariants are checked once every job has ended. -chaos.duration sets its length
 // (two minutes per store by default), -chaos.seed replays a schedule.
 package e2e

@@ -12,10 +12,11 @@ import (
 // network partition or a load balancer's reset does to every client at once. Only loopback
 // traffic: the test listens on 127.0.0.1 and dials the store it started there.
 type tcpProxy struct {
-	ln     net.Listener
-	target string
+	ln net.Listener
 
 	mu sync.Mutex
+	// target is where connections go: a failover moves it to the promoted replica.
+	target string
 	// conns holds both ends of every forwarded connection, to close on cut.
 	conns map[net.Conn]bool
 	// downUntil refuses (accepts and closes at once) every connection until then.
@@ -60,7 +61,10 @@ func (p *tcpProxy) forward(c net.Conn) {
 		c.Close()
 		return
 	}
-	s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	s, err := net.DialTimeout("tcp", target, 5*time.Second)
 	if err != nil {
 		c.Close()
 		return
@@ -106,4 +110,11 @@ func (p *tcpProxy) restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.downUntil = time.Time{}
+}
+
+// retarget sends the connections made from now on to target.
+func (p *tcpProxy) retarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
 }

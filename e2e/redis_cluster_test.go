@@ -87,18 +87,20 @@ type redisServer struct {
 	url  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	// extra are more arguments of the server (--replicaof for a replica).
+	extra []string
 }
 
 // startRedis starts a private redis-server on a free port of 127.0.0.1 in a temporary directory,
 // and kills it when the test ends. Without redis-server the test skips, or fails in CI.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t *testing.T, extra ...string) *redisServer {
 	t.Helper()
 	needBinary(t)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		unavailable(t, "redis-server is not installed: %v", err)
 	}
-	s := &redisServer{bin: bin, dir: t.TempDir(), port: freePort(t)}
+	s := &redisServer{bin: bin, dir: t.TempDir(), port: freePort(t), extra: extra}
 	s.url = fmt.Sprintf("redis://127.0.0.1:%d/0", s.port)
 	s.start(t)
 	t.Cleanup(func() {
@@ -114,9 +116,10 @@ func startRedis(t *testing.T) *redisServer {
 // AOF on, it has loaded every write it acknowledged before it stopped.
 func (s *redisServer) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--maxmemory-policy", "noeviction",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log")}
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	setDeathSignal(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
