@@ -18,6 +18,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -202,6 +203,14 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	_, _, body = get(t, c, s.url+"/")
 	if !strings.Contains(body, `<li data-code="queue_unserved">no live node serves queue nightly, with 1 job waiting</li>`) {
 		t.Errorf("overview does not warn of the unserved queue:\n%s", body)
+	}
+	// A node's running jobs are counted on its row.
+	if _, err := s.client.Store().Claim(ctx, store.ClaimParams{Queue: "nightly", Kinds: []string{"ok"}, Max: 1, Owner: "node-1", LeaseFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body = get(t, c, s.url+"/")
+	if !strings.Contains(body, `<td class="num running">1</td>`) {
+		t.Errorf("overview does not count node-1's running job:\n%s", body)
 	}
 }
 
