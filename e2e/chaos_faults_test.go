@@ -22,6 +22,8 @@ type faults struct {
 	slots       []*node
 	incarnation []int
 	log         []string
+	// steps counts the schedule's steps (log also holds what a fault reports of itself).
+	steps int
 }
 
 func newFaults(t *testing.T, env *chaosEnv, seed uint64) *faults {
@@ -99,6 +101,7 @@ func (f *faults) step(t *testing.T) {
 		names = append(names, p.name)
 		hold = max(hold, p.minHold)
 	}
+	f.steps++
 	f.logf("%s for %v", strings.Join(names, " + "), hold.Round(time.Millisecond))
 	// A store restart holds the store down itself; the others are held here.
 	for _, p := range picked {

@@ -97,8 +97,8 @@ func runChaos(t *testing.T, env *chaosEnv, seed uint64) {
 		f.step(t)
 	}
 	inserted, insertErrs := load.stop()
-	t.Logf("chaos: %d faults in %v; %d jobs inserted (%d inserts failed, as the store was down or full)",
-		len(f.log), time.Since(start).Round(time.Second), len(inserted), insertErrs)
+	t.Logf("chaos: %d fault steps in %v; %d jobs inserted (%d inserts failed, as the store was down or full)",
+		f.steps, time.Since(start).Round(time.Second), len(inserted), insertErrs)
 
 	// Every node back, then the schedule removed (its occurrences not started end cancelled),
 	// then every job must end.
