@@ -136,6 +136,7 @@ func (d *Dashboard) routes() {
 	m.HandleFunc("POST /logout", d.logout)
 	m.Handle("GET /{$}", d.signedIn(d.overview))
 	m.Handle("GET /jobs", d.signedIn(d.jobs))
+	m.Handle("GET /jobs/find", d.signedIn(d.find))
 	m.Handle("GET /jobs/{id}", d.signedIn(d.job))
 	m.Handle("POST /jobs/{id}/cancel", d.signedIn(d.cancelJob))
 	m.Handle("POST /jobs/{id}/retry", d.signedIn(d.retryJob))

@@ -189,6 +189,13 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	if code, _, _ := get(t, c, s.url+"/jobs/999"); code != http.StatusNotFound {
 		t.Errorf("missing job: %d", code)
 	}
+	// The id box opens a job; what is not an id is said so.
+	if code, loc, _ := get(t, c, s.url+"/jobs/find?id=+%23"+itoa(bad.Job.ID)); code != http.StatusSeeOther || loc != "/jobs/"+itoa(bad.Job.ID) {
+		t.Errorf("find by id: %d to %q", code, loc)
+	}
+	if code, _, body := get(t, c, s.url+"/jobs/find?id=abc"); code != http.StatusBadRequest || !strings.Contains(body, "is not a job id") {
+		t.Errorf("find by a non-id: %d\n%s", code, body)
+	}
 	if code, loc := post(t, c, s.url+"/jobs/"+itoa(bad.Job.ID)+"/cancel", nil, s.url); code != http.StatusSeeOther || loc != "/jobs/"+itoa(bad.Job.ID) {
 		t.Fatalf("cancel: %d to %q", code, loc)
 	}

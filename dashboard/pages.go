@@ -196,6 +196,17 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "jobs", data)
 }
 
+// find opens the job whose id was typed in the jobs page's box.
+func (d *Dashboard) find(w http.ResponseWriter, r *http.Request) {
+	v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.URL.Query().Get("id")), "#"))
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 1 {
+		d.fail(w, r, fmt.Errorf("%w: %q is not a job id", rota.ErrInvalid, r.URL.Query().Get("id")))
+		return
+	}
+	http.Redirect(w, r, "/jobs/"+strconv.FormatInt(id, 10), http.StatusSeeOther)
+}
+
 func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
