@@ -1,7 +1,6 @@
 package rota
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rotahq/rota/internal/jsonenc"
 	"github.com/rotahq/rota/store"
 )
 
@@ -186,7 +186,7 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		return p, fmt.Errorf("%w: expires at %s, before it may run at %s", ErrInvalid,
 			p.ExpiresAt.Format(time.RFC3339), p.RunAt.Format(time.RFC3339))
 	}
-	raw, err := encodeArgs(args)
+	raw, err := jsonenc.Marshal(args) // stored as written: no \u003e for >
 	if err != nil {
 		return p, fmt.Errorf("%w: encode args of kind %q: %v", ErrInvalid, p.Kind, err)
 	}
@@ -214,17 +214,4 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		}
 	}
 	return p, nil
-}
-
-// encodeArgs is args as JSON, with <, > and & as they are: json.Marshal writes them as \u003c,
-// \u003e and \u0026 for embedding in HTML, so a shell command's `a > b && c` would be stored,
-// listed and shown in that form.
-func encodeArgs(args Args) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(args); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -21,6 +21,9 @@ type Status struct {
 	Nodes  []NodeStatus  `json:"nodes"`
 	// Warnings name work that cannot run: see Warning.
 	Warnings []Warning `json:"warnings"`
+	// Queues are the counts the warnings were drawn from, for a caller that shows both (the
+	// dashboard), so that it need not count again; /v1/queues serves them.
+	Queues []store.QueueStats `json:"-"`
 }
 
 // NodeStatus is a registered node and whether it is still alive.
@@ -83,7 +86,10 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	for _, n := range nodes {
 		st.Nodes = append(st.Nodes, NodeStatus{NodeInfo: n, Stale: now.Sub(n.LastSeen) > StatusStaleAfter})
 	}
-	if st.Warnings, err = c.warnings(ctx, st.Nodes); err != nil {
+	if st.Queues, err = c.store.QueueStats(ctx); err != nil {
+		return nil, fmtErr("status: queues", err)
+	}
+	if st.Warnings, err = c.warnings(ctx, st.Nodes, st.Queues); err != nil {
 		return nil, fmtErr("status: warnings", err)
 	}
 	lease, err := leaser.GetLease(ctx, leader.NameDefault)
@@ -104,11 +110,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 // warnings finds waiting work no live node will run: queues none serves, kinds none of a
 // queue's nodes has a worker for (from the oldest available jobs of the queue), paused queues
 // with jobs waiting.
-func (c *Client) warnings(ctx context.Context, nodes []NodeStatus) ([]Warning, error) {
-	stats, err := c.store.QueueStats(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (c *Client) warnings(ctx context.Context, nodes []NodeStatus, stats []store.QueueStats) ([]Warning, error) {
 	serving := map[string][]store.NodeInfo{} // queue → its live nodes
 	for _, n := range nodes {
 		if !n.Stale {

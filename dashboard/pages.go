@@ -116,15 +116,10 @@ func chart(minutes []minute) (bars []bar, peak int) {
 }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
-	queues, err := d.client.QueueStats(r.Context())
-	if err != nil {
-		d.fail(w, r, err)
-		return
-	}
 	// The overview is what an operator leaves open: it reloads itself.
-	data := map[string]any{"Queues": queues, "States": stateNames, "Now": d.clock.Now(), "Refresh": overviewRefresh}
+	data := map[string]any{"States": stateNames, "Now": d.clock.Now(), "Refresh": overviewRefresh}
 	if st, err := d.client.Status(r.Context()); err == nil {
-		data["Status"] = st
+		data["Status"], data["Queues"] = st, st.Queues // counted once, for the table and the warnings
 		running, err := d.client.List(r.Context(), rota.ListParams{States: []rota.State{rota.StateRunning}, Limit: runningMax})
 		if err != nil {
 			d.fail(w, r, err)
@@ -138,6 +133,13 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	} else if !errors.Is(err, rota.ErrNoRegistry) {
 		d.fail(w, r, err)
 		return
+	} else {
+		queues, err := d.client.QueueStats(r.Context())
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		data["Queues"] = queues
 	}
 	if d.throughput != nil {
 		minutes := d.throughput.last()

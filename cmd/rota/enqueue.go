@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/builtin"
+	"github.com/rotahq/rota/internal/jsonenc"
 )
 
 type enqueueOptions struct {
@@ -186,15 +186,15 @@ func (a *app) jobArgs(kind, argsFlag string, program []string) (json.RawMessage,
 		if _, ok := fields["program"]; ok {
 			return nil, errors.New("the program is given twice: in --args and after --")
 		}
-		fields["program"], _ = marshalAsWritten(program[0])
+		fields["program"], _ = jsonenc.Marshal(program[0])
 		if len(program) > 1 {
 			if _, ok := fields["args"]; ok {
 				return nil, errors.New("the program's arguments are given twice: in --args and after --")
 			}
-			fields["args"], _ = marshalAsWritten(program[1:])
+			fields["args"], _ = jsonenc.Marshal(program[1:])
 		}
 	}
-	raw, err := marshalAsWritten(fields)
+	raw, err := jsonenc.Marshal(fields)
 	if err != nil {
 		return nil, fmt.Errorf("encode args: %w", err)
 	}
@@ -292,18 +292,6 @@ func (o *enqueueOptions) insertOpts(cmd *cobra.Command) (*rota.InsertOpts, error
 		return nil, errors.New("--timeout bounds --wait; add --wait")
 	}
 	return opts, nil
-}
-
-// marshalAsWritten is json.Marshal without its escaping of <, > and & for HTML, so the args of
-// `-- sh -c 'a > b && c'` are stored and shown as written.
-func marshalAsWritten(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // typedDuration is a duration flag that remembers how it was typed, so that messages quote the

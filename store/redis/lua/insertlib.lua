@@ -27,9 +27,7 @@ local function plainIndex(q, k, p, r, id, state)
       rk = {}
       g.ready[k] = rk
     end
-    local rr = tonumber(r)
-    if rr < 0 then rr = 0 end
-    rk[#rk + 1], rk[#rk + 2] = np, string.format('%016d%016d', rr, tonumber(id))
+    rk[#rk + 1], rk[#rk + 2] = np, member(r, id)
     l = g.avt
   else
     l = g.wait

@@ -47,12 +47,15 @@ end
 -- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table:
 -- string.format costs ~1 µs here, once per claimed job.
 local RMEMBER = {}
-local function rmember(h)
-  local m = RMEMBER[h]
-  if m then return m end
-  local r = tonumber(h.r)
+-- member is a ready-set member: run_at (never below 0) and id, zero-padded, so that members of
+-- one priority sort by run_at, then id.
+local function member(runAt, id)
+  local r = tonumber(runAt)
   if r < 0 then r = 0 end
-  return string.format('%016d%016d', r, tonumber(h.i))
+  return string.format('%016d%016d', r, tonumber(id))
+end
+local function rmember(h)
+  return RMEMBER[h] or member(h.r, h.i)
 end
 
 -- load returns the job's fields as a table, and the HGETALL reply it read them from.
