@@ -95,6 +95,13 @@ func (n *Node) newElector() error {
 		return err
 	}
 	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
+	if t, ok := n.cfg.Store.(store.Tidier); ok {
+		el.Add(&leader.Loop{ServiceName: "tidier", Every: n.cfg.TidyInterval, Clock: n.clock, Do: func(ctx context.Context) {
+			if err := t.Tidy(ctx); err != nil && ctx.Err() == nil {
+				n.logger.Warn("rota: store housekeeping failed", "error", err)
+			}
+		}})
+	}
 	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
 	el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})
 	for _, s := range lc.Services {

@@ -41,6 +41,9 @@ const (
 	MaxResultBytesDefault = 1 << 20
 	// PruneIntervalDefault is how often the leader deletes finished jobs past their retention.
 	PruneIntervalDefault = time.Minute
+	// TidyIntervalDefault is how often the leader lets a store that has housekeeping of its own
+	// (store.Tidier) do it.
+	TidyIntervalDefault = time.Second
 	// RegisterIntervalDefault is how often a node refreshes its row in the node registry.
 	RegisterIntervalDefault = 10 * time.Second
 	// NodeStaleAfterDefault is how long a node may go unseen before the leader removes its row.
@@ -75,6 +78,7 @@ type Config struct {
 	MaxResultBytes    int           // Defaults to MaxResultBytesDefault.
 	MaxArgsBytes      int           // Defaults to MaxArgsBytesDefault.
 	PruneInterval     time.Duration // Defaults to PruneIntervalDefault.
+	TidyInterval      time.Duration // Defaults to TidyIntervalDefault.
 	RegisterInterval  time.Duration // Defaults to RegisterIntervalDefault.
 	NodeStaleAfter    time.Duration // Defaults to NodeStaleAfterDefault.
 	// Retention says how long finished jobs are kept, per final state.
@@ -170,6 +174,7 @@ func NewNode(cfg Config) (*Node, error) {
 	setDefault(&cfg.TimeoutGrace, TimeoutGraceDefault)
 	setDefault(&cfg.MaxResultBytes, MaxResultBytesDefault)
 	setDefault(&cfg.PruneInterval, PruneIntervalDefault)
+	setDefault(&cfg.TidyInterval, TidyIntervalDefault)
 	setDefault(&cfg.RegisterInterval, RegisterIntervalDefault)
 	setDefault(&cfg.NodeStaleAfter, NodeStaleAfterDefault)
 	setDefault(&cfg.Version, "dev")

@@ -115,8 +115,8 @@ func (b *bundle) timers(t *testing.T, n int) {
 
 // baseTimers is how many timers and tickers an idle node holds on its clock: one poll per queue,
 // the heartbeat, the rescuer, the elector's tick and the node registry's; on a leader (every
-// standalone node) also the pruner and the cron planner, and the elector's renew deadline where
-// the store has leases.
+// standalone node) also the pruner, the cron planner, the tidier where the store has one, and the
+// elector's renew deadline where the store has leases.
 func baseTimers(n *Node) int {
 	count := len(n.queues) + 1 + 1 + 1
 	if _, ok := n.cfg.Store.(store.NodeRegistry); ok {
@@ -124,6 +124,9 @@ func baseTimers(n *Node) int {
 	}
 	if !n.cfg.Leader.Standalone {
 		return count // the tests that elect leave the leader to another node
+	}
+	if _, ok := n.cfg.Store.(store.Tidier); ok {
+		count++ // the tidier's ticker
 	}
 	return count + 2
 }

@@ -106,6 +106,14 @@ type Store interface {
 	ResumeQueue(ctx context.Context, queue string) error
 }
 
+// Tidier is implemented by stores that have housekeeping of their own to do, often and from one
+// node of a fleet: on PostgreSQL, vacuuming the jobs table as soon as claims would slow down
+// stepping over the rows they left behind. The leader calls Tidy every few seconds; a call that
+// finds nothing to do is one cheap read.
+type Tidier interface {
+	Tidy(ctx context.Context) error
+}
+
 // QueueLoader is implemented by stores whose QueueStats reads the whole table: it counts one
 // queue's available and running jobs, and says whether it is paused, from what claims read
 // anyway, so that a best-effort insert (DropIfBusy) can ask on every call. The result has the

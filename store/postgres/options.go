@@ -18,6 +18,7 @@ type config struct {
 	pollOnly       bool
 	autoMigrate    bool
 	notifyInterval time.Duration
+	vacuumDeadMin  int
 }
 
 // Option configures a Store.
@@ -61,3 +62,8 @@ func WithAutoMigrate() Option { return func(c *config) { c.autoMigrate = true } 
 func WithNotifyInterval(d time.Duration) Option {
 	return func(c *config) { c.notifyInterval = max(d, 0) }
 }
+
+// WithVacuumDeadMin sets the fewest dead row versions at which Tidy vacuums the jobs table
+// (VacuumDeadMinDefault unless set; see there). A negative n turns Tidy off, leaving the table
+// to autovacuum alone.
+func WithVacuumDeadMin(n int) Option { return func(c *config) { c.vacuumDeadMin = n } }

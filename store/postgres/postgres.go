@@ -84,6 +84,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,6 +118,9 @@ type Store struct {
 	// origin tells this Store's insert notifications from every other's (see parseInsertPayload).
 	origin string
 
+	// vacuumRefused is set once Tidy found that this role cannot vacuum the jobs table.
+	vacuumRefused atomic.Bool
+
 	closeOnce sync.Once
 }
 
@@ -125,6 +129,7 @@ var (
 	_ store.Notifier    = (*Store)(nil)
 	_ store.TxInserter  = (*Store)(nil)
 	_ store.QueueLoader = (*Store)(nil)
+	_ store.Tidier      = (*Store)(nil)
 )
 
 // PoolMaxConnsDefault sizes the pool Open makes unless the URL sets pool_max_conns. pgxpool's own
@@ -164,7 +169,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // New returns a Store on a pool the caller owns and closes after the Store. It does no I/O: it
 // neither checks nor migrates the schema.
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
-	cfg := config{schema: SchemaDefault, logger: slog.Default(), notifyInterval: NotifyIntervalDefault}
+	cfg := config{schema: SchemaDefault, logger: slog.Default(), notifyInterval: NotifyIntervalDefault, vacuumDeadMin: VacuumDeadMinDefault}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -187,6 +192,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		"{now}", "coalesce($1::timestamptz, now())",
 		"{insert_channel}", quoteLiteral(s.insertChannel),
 		"{final_channel}", quoteLiteral(s.finalChannel),
+		"{jobs_table}", quoteLiteral(pgx.Identifier{cfg.schema, "jobs"}.Sanitize()),
 		"{jobs_id_seq}", quoteLiteral(pgx.Identifier{cfg.schema, "jobs_id_seq"}.Sanitize()),
 		"{lease_tokens}", quoteLiteral(pgx.Identifier{cfg.schema, "lease_tokens"}.Sanitize()),
 	)

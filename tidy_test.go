@@ -1,0 +1,33 @@
+package rota
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rotahq/rota/store"
+)
+
+// tidyStore is a store with housekeeping of its own, which reports each Tidy call.
+type tidyStore struct {
+	store.Store
+	calls chan struct{}
+}
+
+func (s tidyStore) Tidy(context.Context) error {
+	s.calls <- struct{}{}
+	return nil
+}
+
+// The leader lets a store that has housekeeping do it at once and then every TidyInterval.
+func TestLeaderTidiesStore(t *testing.T) {
+	calls := make(chan struct{}, 10)
+	b := setup(t, nil, func(cfg *Config) { cfg.Store = tidyStore{Store: cfg.Store, calls: calls} })
+	recv(t, calls)
+	select {
+	case <-calls:
+		t.Fatal("Tidy ran twice before the interval passed")
+	default:
+	}
+	b.clock.Advance(TidyIntervalDefault)
+	recv(t, calls)
+}
