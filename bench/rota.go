@@ -34,7 +34,7 @@ func (t *rotaTarget) Open(ctx context.Context) (Instance, error) {
 
 // RotaApart returns a Target like Rota whose client inserts through a store of its own, opened
 // by open on the same data, as a producer in another process does. On PostgreSQL an insert then
-// reaches the node through NOTIFY (coalesced per queue every 5 ms), not through the inserting
+// reaches the node through NOTIFY (coalesced per queue every millisecond), not through the inserting
 // store's wake-up of its own subscribers.
 func RotaApart(name string, open func(ctx context.Context) (node, client store.Store, cleanup func() error, err error)) Target {
 	return &rotaApartTarget{name: name, open: open}

@@ -9,7 +9,7 @@ import (
 
 // NotifyIntervalDefault is how long, at least, an inserting Store waits between two NOTIFYs for
 // one queue. See WithNotifyInterval.
-const NotifyIntervalDefault = 5 * time.Millisecond
+const NotifyIntervalDefault = time.Millisecond
 
 type config struct {
 	schema         string
@@ -58,7 +58,7 @@ func WithAutoMigrate() Option { return func(c *config) { c.autoMigrate = true } 
 // a NOTIFY per insert caps the insert rate of the whole database. Inserts within the interval
 // after a NOTIFY send none; one NOTIFY follows when the interval ends, so an idle node still wakes
 // within about the interval. Zero notifies on every insert transaction. Defaults to
-// NotifyIntervalDefault (5 ms).
+// NotifyIntervalDefault (1 ms).
 func WithNotifyInterval(d time.Duration) Option {
 	return func(c *config) { c.notifyInterval = max(d, 0) }
 }

@@ -224,3 +224,26 @@ func TestOtherProcessCommitNotifies(t *testing.T) {
 		t.Fatalf("after b's second insert: %+v, %+v; want %+v, %+v", n1, n2, changed, inserted)
 	}
 }
+
+// Another process's commit is noticed when the file system reports the write to the WAL file, not
+// at the next poll: with the poll an hour away, the notification still comes.
+func TestOtherProcessCommitNoticedWithoutPoll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rota.db")
+	a := open(t, path, sqlite.WithWatchInterval(time.Hour))
+	b := open(t, path)
+	ch, err := a.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, b, 1)
+	for {
+		select {
+		case n := <-ch:
+			if n.Topic == store.TopicInsert {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no insert notification within 10s with the poll an hour away")
+		}
+	}
+}

@@ -38,8 +38,10 @@ type Store struct {
 	watch         *watcher
 	watchClosed   bool
 	watchInterval time.Duration
-	mu            sync.RWMutex // orders closing against sends on w.reqs
-	closed        bool
+	// path is the database file's, whose WAL file the watcher watches.
+	path   string
+	mu     sync.RWMutex // orders closing against sends on w.reqs
+	closed bool
 }
 
 var (
@@ -67,7 +69,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	dsn := dataSource(path, cfg)
-	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval}
+	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval, path: path}
 	s.hub = fanout.New(subscriberBuffer)
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its

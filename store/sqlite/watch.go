@@ -3,17 +3,26 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/rotahq/rota/internal/backoff"
 	"github.com/rotahq/rota/store"
 )
 
 // WatchIntervalDefault is how often a Store with subscribers looks for commits made through other
-// connections to its file, by other processes above all: the most a job inserted by another
-// process waits before an idle node here claims it, and a Wait here learns that a job ended
-// there. Reading the file's change counter costs microseconds, so a short interval is cheap.
+// connections to its file, by other processes above all, when the file system does not say
+// that the file changed (see watcher): the most a job inserted by another process then waits
+// before an idle node here claims it, and a Wait here learns that a job ended there. Reading the
+// file's change counter costs microseconds, so a short interval is cheap.
 const WatchIntervalDefault = 10 * time.Millisecond
+
+// watchBackstop is how often the counter is read where the file system does report writes: in
+// case a report is lost (an overflowing queue of events). A shorter interval made the reads most
+// of what an idle node costs.
+const watchBackstop = 100 * time.Millisecond
 
 // watchBackoff spaces the watcher's reads while they fail (a file gone, a disk in trouble), so
 // that it does not log a hundred warnings a second; subscribers poll meanwhile.
@@ -27,9 +36,17 @@ var watchBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * time.S
 // caller's transaction on DB() (InsertTx), whose commit the Store cannot see either. The watcher
 // starts with the first subscriber, so a Store nobody subscribes to (a command that inserts and
 // exits) pays nothing.
+//
+// It reads the counter when the file system reports a write to the database's WAL file
+// (inotify, kqueue: fsnotify), which a commit anywhere makes, and every 100 ms in case a report
+// is lost: a job another process inserts is claimed here within a millisecond or two, and an idle
+// Store reads the counter ten times a second. Where the file system reports nothing (some
+// network and container file systems), it reads it every WatchIntervalDefault instead.
 type watcher struct {
 	stop chan struct{}
 	done chan struct{}
+	// files reports writes to the database's files; nil where the file system cannot.
+	files *fsnotify.Watcher
 }
 
 // startWatch starts the watcher unless it runs. The caller holds s.watchMu.
@@ -46,7 +63,7 @@ func (s *Store) startWatch() error {
 	if err != nil {
 		return err
 	}
-	w := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
+	w := &watcher{stop: make(chan struct{}), done: make(chan struct{}), files: s.watchFiles()}
 	s.watch = w
 	go s.watchLoop(w, version, seq)
 	return nil
@@ -57,14 +74,32 @@ func (s *Store) startWatch() error {
 func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	defer close(w.done)
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
-	tick := time.NewTicker(s.watchInterval)
+	interval := s.watchInterval
+	var changed <-chan fsnotify.Event
+	if w.files != nil {
+		defer w.files.Close()
+		changed = w.files.Events
+		interval = max(interval, watchBackstop)
+	}
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	wal := walPath(s.path)
 	failures := 0 // reads failed in a row
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-tick.C:
+		case ev, ok := <-changed:
+			if !ok {
+				changed = nil // the watch broke: the ticker carries on alone
+				continue
+			}
+			if filepath.Clean(ev.Name) != wal || !ev.Has(fsnotify.Write) {
+				continue
+			}
+			// A commit writes the file many times: one read answers them all.
+			drainEvents(changed)
 		}
 		v, err := dataVersion(s.w.conn)
 		if err != nil {
@@ -93,6 +128,50 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 			notes = append(notes, store.Notification{Topic: store.TopicInsert})
 		}
 		s.hub.Publish(notes)
+	}
+}
+
+// watchFiles watches the directory of the database file, where its WAL file lives (a watch on
+// the WAL file itself would end when the file is replaced). It returns nil where the file system
+// cannot report changes, or the process may watch no more files: the ticker then does it alone.
+func (s *Store) watchFiles() *fsnotify.Watcher {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Debug("sqlite: cannot watch files; other processes' commits are found by polling", "error", err)
+		return nil
+	}
+	if err := fw.Add(filepath.Dir(walPath(s.path))); err != nil {
+		fw.Close()
+		s.log.Debug("sqlite: cannot watch the database's directory; other processes' commits are found by polling", "error", err)
+		return nil
+	}
+	go func() {
+		for range fw.Errors { // an overflow loses events only: the ticker still polls
+		}
+	}()
+	return fw
+}
+
+// walPath is the absolute name of the WAL file of the database at path, as the watcher's events
+// name it.
+func walPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return filepath.Clean(path) + "-wal"
+}
+
+// drainEvents takes the events already queued, without waiting for more.
+func drainEvents(ch <-chan fsnotify.Event) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
 	}
 }
 
