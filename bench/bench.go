@@ -81,6 +81,13 @@ type Config struct {
 	// Settle bounds the wait, after the last insert, for every job to start. Defaults to
 	// SettleDefault.
 	Settle time.Duration
+	// Queued is how many jobs wait on the workload's queue before it starts, due in a day: in the
+	// table and its indexes, never claimed. Retained is how many completed jobs the table holds
+	// before it starts, as a long retention keeps them. Both are written before the timing
+	// starts; see Preloader.
+	Queued, Retained int
+	// Progress, if set, is told how far the long steps have come.
+	Progress Progress
 }
 
 func (c Config) withDefaults() Config {
@@ -107,6 +114,10 @@ func (c Config) withDefaults() Config {
 type Result struct {
 	System   string   `json:"system"`
 	Workload Workload `json:"workload"`
+	// Queued and Retained are the jobs the table held before the workload (Config.Queued,
+	// Config.Retained).
+	Queued   int `json:"queued,omitempty"`
+	Retained int `json:"retained,omitempty"`
 	// Jobs is how many jobs the workload handled (for latency: inserted).
 	Jobs int `json:"jobs"`
 	// Elapsed is the measured time: all inserts, or from the workers' start to the last

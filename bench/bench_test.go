@@ -74,3 +74,11 @@ func runBenchmarks(b *testing.B, t Target) {
 		})
 	}
 }
+
+func TestFormatCount(t *testing.T) {
+	for n, want := range map[int]string{7: "7", 10_000: "10k", 1_500: "1.5k", 1_000_000: "1M", 10_000_000: "10M", 2_500_000: "2.5M", 1_234_567: "1234567"} {
+		if got := FormatCount(n); got != want {
+			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

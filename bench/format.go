@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -23,7 +25,7 @@ func WriteTable(w io.Writer, results []Result) error {
 		if r.Err != "" {
 			of = "FAILED: " + r.Err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.Workload, r.Jobs,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.label(), r.Jobs,
 			FormatRate(r.JobsPerSec), FormatCPU(r.CPUPerJob), lat[0], lat[1], lat[2], lat[3], of)
 	}
 	return tw.Flush()
@@ -65,4 +67,30 @@ func FormatDuration(d time.Duration) string {
 		return fmt.Sprintf("%.2fms", m)
 	}
 	return fmt.Sprintf("%.0fms", m)
+}
+
+// label is the workload's name, with the jobs the table held before it when there were any.
+func (r Result) label() string {
+	var held []string
+	if r.Queued > 0 {
+		held = append(held, FormatCount(r.Queued)+" queued")
+	}
+	if r.Retained > 0 {
+		held = append(held, FormatCount(r.Retained)+" retained")
+	}
+	if len(held) == 0 {
+		return string(r.Workload)
+	}
+	return string(r.Workload) + " (" + strings.Join(held, ", ") + ")"
+}
+
+// FormatCount prints a count of jobs briefly: 10k, 1M, 2.5M.
+func FormatCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%100_000 == 0:
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64), ".0") + "M"
+	case n >= 1_000 && n%100 == 0:
+		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64), ".0") + "k"
+	}
+	return strconv.Itoa(n)
 }

@@ -24,7 +24,9 @@ func drain(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
+	following := cfg.progress("drain", cfg.Jobs).follow(func() int { return int(completed.n.Load()) })
 	waitErr := completed.wait(ctx, stallTimeout)
+	following()
 	if waitErr == nil {
 		watch.stop(res)
 	}

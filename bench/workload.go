@@ -13,10 +13,13 @@ import (
 // carries the error in Err as well as in the returned error.
 func Run(ctx context.Context, t Target, w Workload, cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
-	res := Result{System: t.Name(), Workload: w}
+	res := Result{System: t.Name(), Workload: w, Queued: cfg.Queued, Retained: cfg.Retained}
 	inst, err := t.Open(ctx)
 	if err != nil {
 		return failed(res, fmt.Errorf("open %s: %w", t.Name(), err))
+	}
+	if err := preload(ctx, inst, cfg); err != nil {
+		return failed(res, errors.Join(err, inst.Close()))
 	}
 	switch w {
 	case InsertMany:
@@ -138,8 +141,11 @@ func parallel(ctx context.Context, workers, n int, f func(ctx context.Context, s
 
 // enqueue fills the system with n jobs before a measurement, in batches where it has them.
 func enqueue(ctx context.Context, inst Instance, cfg Config, n int) error {
+	report := cfg.progress("queue", n)
+	defer report.finish()
 	seqs := make([]int64, 0, cfg.Batch)
 	for done := 0; done < n; done += len(seqs) {
+		report.set(done)
 		seqs = seqs[:0]
 		for i := done; i < min(done+cfg.Batch, n); i++ {
 			seqs = append(seqs, int64(i))

@@ -35,13 +35,17 @@ func (a *app) benchCmd() *cobra.Command {
   drain        --jobs queued jobs run by --workers workers, from start to the last completion
   latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
 
-Each workload runs on an empty store: a new SQLite file in the directory of the --store file,
+--queued and --retained first fill the store with jobs that wait for tomorrow and with completed
+jobs, to show what each workload costs on a big table (a progress bar shows how far it got).
+
+Each workload runs on a fresh store: a new SQLite file in the directory of the --store file,
 a new schema in the --store PostgreSQL database, or a new namespace (NAMESPACE-bench-RANDOM)
 in the --store Redis. All are removed afterwards; the store's own jobs are never touched, and a
 Redis database is never flushed. The machine's other load shows in the figures: compare runs made side
 by side, not across days.`,
 		Example: `  rota bench
   rota bench --workload drain --jobs 100000
+  rota bench --store postgres://localhost/app --workload latency --queued 1000000 --retained 10000000
   rota bench --store postgres://localhost/app --workload latency --rate 1000 -o json
   rota bench --store 'redis://127.0.0.1:6379/0?namespace=app' --workload drain --jobs 100000`,
 		Args: cobra.NoArgs,
@@ -49,6 +53,7 @@ by side, not across days.`,
 			if err := checkBenchConfig(cfg); err != nil {
 				return err
 			}
+			cfg.Progress = a.benchProgress()
 			ws := bench.Workloads
 			if workload != "all" {
 				w, err := bench.ParseWorkload(workload)
@@ -101,6 +106,8 @@ by side, not across days.`,
 	f.IntVar(&cfg.Workers, "workers", bench.WorkersDefault, "jobs run at once in drain and latency")
 	f.IntVar(&cfg.Rate, "rate", bench.RateDefault, "latency: inserts per second")
 	f.DurationVar(&cfg.Duration, "duration", bench.DurationDefault, "latency: how long to insert")
+	f.IntVar(&cfg.Queued, "queued", 0, "before each workload, queue this many jobs due in a day on its queue: they wait in the table, never run")
+	f.IntVar(&cfg.Retained, "retained", 0, "before each workload, put this many completed jobs in the table, as a long retention keeps them (SQLite and PostgreSQL)")
 	return cmd
 }
 
@@ -130,6 +137,9 @@ func checkBenchConfig(c bench.Config) error {
 		if v <= 0 {
 			return fmt.Errorf("%s %d: must be at least 1", name, v)
 		}
+	}
+	if c.Queued < 0 || c.Retained < 0 {
+		return fmt.Errorf("--queued %d, --retained %d: must not be negative", c.Queued, c.Retained)
 	}
 	if c.Duration <= 0 || c.Duration > benchDurationMax {
 		return fmt.Errorf("--duration %v: must be above 0 and at most %v", c.Duration, benchDurationMax)

@@ -187,7 +187,7 @@ func (s *Store) Prune(ctx context.Context, p store.PruneParams) (int, error) {
 // through jobs_running (one entry per running job of the fleet), never the finished jobs that
 // wait for the pruner.
 const queueLoadSQL = `SELECT
-	(SELECT count(*) FROM {schema}.jobs WHERE queue = $1 AND state IN ('available', 'scheduled', 'retryable') AND state = 'available'),
+	(SELECT count(*) FROM {schema}.jobs WHERE queue = $1 AND state = 'available'),
 	(SELECT count(*) FROM {schema}.jobs WHERE state = 'running' AND queue = $1),
 	coalesce((SELECT paused FROM {schema}.queues WHERE name = $1), false)`
 

@@ -16,15 +16,32 @@ import (
 // after a long outage; the next claims take the rest.
 const expireBatch = 1000
 
+// promoteBatch bounds how many due scheduled or retryable jobs one claim makes available, so that
+// a claim stays quick after a long outage; the next claims take the rest, oldest first.
+const promoteBatch = 1000
+
+// promoteSQL makes the due scheduled and retryable jobs of queue $2 available, oldest first,
+// walking jobs_due (queue, run_at), which ends at the first job not yet due: however many jobs
+// wait for a future time, a claim reads none of them. It runs just before claimSQL, in the same
+// transaction, so the claim takes what it made available. Moving into available, a job keeps
+// its unique key unless another job took the key meanwhile (keepKeyIf).
+var promoteSQL = `
+UPDATE {schema}.jobs SET state = 'available', unique_states = ` + keepKeyIf("'available'") + `
+WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM {schema}.jobs
+	WHERE queue = $2 AND state IN ('scheduled', 'retryable') AND run_at <= {now}
+	ORDER BY run_at
+	LIMIT ` + strconv.Itoa(promoteBatch) + `
+	FOR UPDATE SKIP LOCKED))`
+
 // claimSQL claims a batch in one statement. picked walks the claim index of one queue in claim
 // order and locks what it takes with SKIP LOCKED, so concurrent claimers split the queue instead
-// of queueing behind each other's row locks. Due scheduled and retryable jobs are claimed in the
-// same pass as available ones: there is no promotion step. Jobs whose expiry has passed are
-// marked expired by the same statement (through their own small index) instead of being
-// claimed; as the two sets are disjoint, the two updates never touch the same row. The paused
-// check is an uncorrelated subquery, evaluated once. The UPDATE finds the rows picked locked by
-// their physical address (ctid), which the lock keeps from changing until the statement ends,
-// instead of looking each up again through the primary key: an eighth of the claim's cost.
+// of queueing behind each other's row locks. Jobs whose expiry has passed are marked expired by
+// the same statement (through their own small index) instead of being claimed; as the two sets
+// are disjoint, the two updates never touch the same row. The paused check is an uncorrelated
+// subquery, evaluated once. The UPDATE finds the rows picked locked by their physical address
+// (ctid), which the lock keeps from changing until the statement ends, instead of looking each
+// up again through the primary key: an eighth of the claim's cost.
 //
 // So is the limits check, a probe of the limits table's primary key: a claim that a limit
 // applies to claims nothing here, and Claim hands it to claimLimited. The check is all that
@@ -47,8 +64,7 @@ WITH expired AS (
 picked AS (
 	SELECT ctid FROM {schema}.jobs
 	WHERE queue = $2
-		AND state IN ('available', 'scheduled', 'retryable')
-		AND (state = 'available' OR run_at <= {now})
+		AND state = 'available'
 		AND (expires_at IS NULL OR expires_at > {now})
 		AND kind = ANY ($3::text[])
 		AND NOT EXISTS (SELECT 1 FROM {schema}.queues WHERE name = $2 AND paused)
@@ -77,12 +93,16 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		return nil, nil
 	}
 	var jobs []*store.JobRow
-	err := s.queryPinned(ctx, claimSQL, []any{s.now(), p.Queue, p.Kinds, p.Max, p.Owner, p.LeaseFor.Microseconds()},
-		func(rs pgx.Rows) error {
-			var err error
-			jobs, err = scanJobs(rs)
-			return err
-		})
+	now := s.now()
+	b := &pgx.Batch{}
+	b.Queue(pinPlanSQL)
+	b.Queue(s.sql(promoteSQL), now, p.Queue)
+	b.Queue(s.sql(claimSQL), now, p.Queue, p.Kinds, p.Max, p.Owner, p.LeaseFor.Microseconds()).Query(func(rs pgx.Rows) error {
+		var err error
+		jobs, err = scanJobs(rs)
+		return err
+	})
+	err := s.pool.SendBatch(ctx, b).Close()
 	if err == nil && len(jobs) == 0 {
 		var limited bool
 		err = s.pool.QueryRow(ctx, s.sql(limitsApplySQL), p.Queue, p.Kinds).Scan(&limited)

@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -25,6 +28,9 @@ func TestPinnedPlansIgnoreStatistics(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if promote := explainPinned(t, s, promoteSQL, "NULL, 'default'"); !strings.Contains(promote, "Index Scan using jobs_due") {
+			t.Errorf("%s: promotion plan does not walk jobs_due:\n%s", stage, promote)
+		}
 		plan := explainPinned(t, s, claimSQL, claim)
 		for _, want := range []string{"Index Scan using jobs_claim", "Index Scan using jobs_expiry"} {
 			if !strings.Contains(plan, want) {
@@ -45,9 +51,37 @@ func TestPinnedPlansIgnoreStatistics(t *testing.T) {
 	}
 }
 
+// A claim on a queue whose jobs all wait for a future time reads none of them: promotion stops
+// at the first job not yet due, and the claim index holds available jobs only. With every
+// claimable state in one index, such a claim walked every waiting job (270 ms with a million).
+func TestClaimReadsNoFutureJobs(t *testing.T) {
+	s := open(t)
+	ps := benchJobs(10_000)
+	for i := range ps {
+		ps[i].RunAt = time.Now().Add(24 * time.Hour)
+	}
+	mustInsert(t, s, ps...)
+	if _, err := s.pool.Exec(t.Context(), s.sql("ANALYZE {schema}.jobs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct{ sql, args string }{
+		{promoteSQL, "NULL, 'default'"},
+		{claimSQL, "NULL, 'default', '{k}', 100, 'node', 60000000"},
+	} {
+		plan := explainPinned(t, s, q.sql, q.args, "ANALYZE, BUFFERS")
+		m := regexp.MustCompile(`Buffers: shared hit=(\d+)`).FindStringSubmatch(plan)
+		if m == nil {
+			continue // nothing read at all
+		}
+		if n, _ := strconv.Atoi(m[1]); n > 20 {
+			t.Errorf("read %d buffers with 10,000 jobs due tomorrow and none due now:\n%s", n, plan)
+		}
+	}
+}
+
 // explainPinned returns the plan q is prepared with after pinPlanSQL, the generic plan, for
 // the parameter values args (SQL literals).
-func explainPinned(t *testing.T, s *Store, q, args string) string {
+func explainPinned(t *testing.T, s *Store, q, args string, options ...string) string {
 	t.Helper()
 	var plan []string
 	err := pgx.BeginFunc(t.Context(), s.pool, func(tx pgx.Tx) error {
@@ -57,7 +91,11 @@ func explainPinned(t *testing.T, s *Store, q, args string) string {
 		if _, err := tx.Exec(t.Context(), "PREPARE explained AS "+s.sql(q)); err != nil {
 			return err
 		}
-		rs, err := tx.Query(t.Context(), "EXPLAIN EXECUTE explained("+args+")")
+		explain := "EXPLAIN"
+		if len(options) > 0 {
+			explain += " (" + strings.Join(options, ", ") + ")"
+		}
+		rs, err := tx.Query(t.Context(), explain+" EXECUTE explained("+args+")")
 		if err != nil {
 			return err
 		}

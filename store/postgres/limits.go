@@ -103,8 +103,7 @@ WITH cap AS (
 picked AS (
 	SELECT id, kind, priority, run_at FROM {schema}.jobs
 	WHERE queue = $2
-		AND state IN ('available', 'scheduled', 'retryable')
-		AND (state = 'available' OR run_at <= {now})
+		AND state = 'available'
 		AND (expires_at IS NULL OR expires_at > {now})
 		AND kind = ANY ($3::text[])
 		AND NOT EXISTS (SELECT 1 FROM {schema}.queues WHERE name = $2 AND paused)

@@ -111,8 +111,7 @@ WITH cancelled AS (
 		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state = 'scheduled'
 		UNION ALL
 		-- Due occurrences never started: found through the claim index of the schedule's queue.
-		SELECT id FROM {schema}.jobs WHERE queue = $4 AND state IN ('available', 'scheduled', 'retryable')
-			AND state = 'available' AND schedule = $2 AND attempted_at IS NULL)
+		SELECT id FROM {schema}.jobs WHERE queue = $4 AND state = 'available' AND schedule = $2 AND attempted_at IS NULL)
 	RETURNING id, state, queue
 )
 SELECT ` + finalNotify("cancelled")
