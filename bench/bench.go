@@ -40,12 +40,12 @@ var Workloads = []Workload{InsertMany, InsertOne, Drain, Latency}
 
 // ParseWorkload accepts a workload's name.
 func ParseWorkload(s string) (Workload, error) {
-	for _, w := range Workloads {
+	for _, w := range append(Workloads, Soak) {
 		if string(w) == s {
 			return w, nil
 		}
 	}
-	return "", fmt.Errorf("unknown workload %q: want insert-many, insert-one, drain or latency", s)
+	return "", fmt.Errorf("unknown workload %q: want insert-many, insert-one, drain, latency or soak", s)
 }
 
 // Defaults for Config, sized so one workload takes seconds on a small machine.
@@ -88,6 +88,8 @@ type Config struct {
 	Queued, Retained int
 	// Progress, if set, is told how far the long steps have come.
 	Progress Progress
+	// Window is the span of one line of a soak's report. Defaults to WindowDefault.
+	Window time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -106,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Settle <= 0 {
 		c.Settle = SettleDefault
+	}
+	if c.Window <= 0 {
+		c.Window = WindowDefault
 	}
 	return c
 }
@@ -133,6 +138,8 @@ type Result struct {
 	// Latency holds percentiles of what LatencyOf names, when the workload records one.
 	Latency   *Percentiles `json:"latency,omitempty"`
 	LatencyOf string       `json:"latency_of,omitempty"`
+	// Windows is a soak's report, one entry per Config.Window.
+	Windows []Window `json:"windows,omitempty"`
 	// Err is why the workload did not finish; the other fields are then partial.
 	Err string `json:"error,omitempty"`
 }
@@ -141,5 +148,6 @@ type Result struct {
 const (
 	latencyOfBatch  = "one InsertMany call"
 	latencyOfInsert = "one Insert call"
+	latencyOfSoak   = "the windows' insert→start p99"
 	latencyOfStart  = "insert returned → handler started"
 )

@@ -94,3 +94,30 @@ func FormatCount(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// WriteWindows prints a soak's windows as a table: one row per window, after the summary row
+// WriteTable printed.
+func WriteWindows(w io.Writer, r Result) error {
+	if len(r.Windows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s %s: at\tstarted\tp50\tp99\tmax\trss\tstore\t\n", r.System, r.Workload)
+	for _, win := range r.Windows {
+		lat := [3]string{"-", "-", "-"}
+		if p := win.Latency; p != nil {
+			lat = [3]string{FormatDuration(p.P50), FormatDuration(p.P99), FormatDuration(p.Max)}
+		}
+		fmt.Fprintf(tw, "%v\t%d\t%s\t%s\t%s\t%s\t%s\t\n", win.At.Round(time.Second), win.Started,
+			lat[0], lat[1], lat[2], formatBytes(win.RSS), formatBytes(win.StoreBytes))
+	}
+	return tw.Flush()
+}
+
+// formatBytes prints a size in MiB, "-" when unknown.
+func formatBytes(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}

@@ -2,11 +2,17 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/postgres"
+	"github.com/rotahq/rota/store/sqlite"
 )
 
 // Opener returns a fresh, migrated, empty store, and a cleanup that closes it and removes what it
@@ -93,12 +99,17 @@ func (r *rotaInstance) Workers(n int, h Hooks) (Runner, error) {
 		h.Started(job.Args.Seq)
 		return nil
 	}), nil)
-	node, err := rota.NewNode(rota.Config{
+	cfg := rota.Config{
 		Store:   r.store,
 		Workers: workers,
 		Queues:  map[string]rota.QueueConfig{rota.QueueDefault: {MaxWorkers: n}},
 		Logger:  quietLogger,
-	})
+	}
+	if h.Retention > 0 {
+		cfg.Retention.Completed = h.Retention
+		cfg.PruneInterval = min(h.Retention, rota.PruneIntervalDefault)
+	}
+	node, err := rota.NewNode(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -143,4 +154,20 @@ func (r *rotaRunner) Stop(ctx context.Context) error {
 	r.stopSub()
 	close(r.quit)
 	return err
+}
+
+// Size is the store's size on disk: the jobs table with its indexes on PostgreSQL, the database
+// file (without its WAL) on SQLite.
+func (r *rotaInstance) Size(ctx context.Context) (int64, error) {
+	var n int64
+	switch st := r.store.(type) {
+	case *postgres.Store:
+		err := st.Pool().QueryRow(ctx, `SELECT pg_total_relation_size($1::regclass)`,
+			pgx.Identifier{st.Schema(), "jobs"}.Sanitize()).Scan(&n)
+		return n, err
+	case *sqlite.Store:
+		err := st.DB().QueryRowContext(ctx, `SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&n)
+		return n, err
+	}
+	return 0, fmt.Errorf("%T: %w", r.store, errors.ErrUnsupported)
 }

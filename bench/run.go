@@ -64,7 +64,7 @@ func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error 
 	defer stop(runner)
 
 	watch := startWatch()
-	if err := paced(ctx, inst, cfg, total, inserted); err != nil {
+	if err := pacedEach(ctx, inst, cfg, total, func(seq int64) { inserted[seq].Store(time.Now().UnixNano()) }); err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
 	watch.stop(res)
@@ -88,9 +88,9 @@ func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error 
 	return nil
 }
 
-// paced inserts jobs 0..total-1 at cfg.Rate from a pool of producers, recording in inserted when
-// each insert returned.
-func paced(ctx context.Context, inst Instance, cfg Config, total int, inserted []atomic.Int64) error {
+// pacedEach inserts jobs 0..total-1 at cfg.Rate from a pool of producers, calling inserted with
+// each job's seq as its insert returns.
+func pacedEach(ctx context.Context, inst Instance, cfg Config, total int, inserted func(seq int64)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	seqs := make(chan int64)
@@ -104,7 +104,7 @@ func paced(ctx context.Context, inst Instance, cfg Config, total int, inserted [
 					cancel(err)
 					return
 				}
-				inserted[seq].Store(time.Now().UnixNano())
+				inserted(seq)
 			}
 		})
 	}

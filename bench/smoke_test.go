@@ -100,3 +100,30 @@ func TestFormat(t *testing.T) {
 		t.Error("ParseWorkload accepted an unknown name")
 	}
 }
+
+// A soak reports one window per Config.Window, together covering every job started, with the
+// process's memory and the store's size.
+func TestSoakSmoke(t *testing.T) {
+	cfg := Config{Workers: 10, Rate: 200, Duration: 1200 * time.Millisecond, Window: 300 * time.Millisecond}
+	res, err := Run(t.Context(), Rota("rota-sqlite", SQLite(t.TempDir())), Soak, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs != 240 || len(res.Windows) < 3 {
+		t.Fatalf("jobs %d, %d windows: want 240 jobs in 3 or 4 windows", res.Jobs, len(res.Windows))
+	}
+	started := 0
+	for _, w := range res.Windows {
+		started += w.Started
+		if w.RSS <= 0 || w.StoreBytes <= 0 {
+			t.Errorf("window %v: rss %d, store %d bytes", w.At, w.RSS, w.StoreBytes)
+		}
+	}
+	if started != 240 {
+		t.Errorf("windows counted %d starts of 240 jobs", started)
+	}
+	var out bytes.Buffer
+	if err := WriteWindows(&out, res); err != nil || !strings.Contains(out.String(), "MiB") {
+		t.Errorf("windows table (%v):\n%s", err, out.String())
+	}
+}

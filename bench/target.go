@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Target is one job system under test, such as rota on SQLite or River on PostgreSQL.
@@ -36,6 +37,9 @@ type Hooks struct {
 	// Completed is called once the system has recorded a job completed (from its completion
 	// events where it has them), not merely when the handler returned.
 	Completed func()
+	// Retention, when set, is how long the system keeps completed jobs: a soak keeps its store
+	// bounded by it. Zero keeps the system's default.
+	Retention time.Duration
 }
 
 // Runner is a set of workers that can be started and stopped once.

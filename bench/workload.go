@@ -30,6 +30,8 @@ func Run(ctx context.Context, t Target, w Workload, cfg Config) (Result, error) 
 		err = drain(ctx, inst, cfg, &res)
 	case Latency:
 		err = latency(ctx, inst, cfg, &res)
+	case Soak:
+		err = soak(ctx, inst, cfg, &res)
 	default:
 		err = fmt.Errorf("unknown workload %q", w)
 	}

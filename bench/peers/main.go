@@ -55,6 +55,8 @@ func main() {
 		many      = flag.Int("insert-many", 100_000, "jobs in the insert-many workload (batches of -batch)")
 		one       = flag.Int("insert-one", 20_000, "jobs in the insert-one workload")
 		drain     = flag.Int("drain", 100_000, "jobs in the drain workload")
+		queued    = flag.Int("queued", 0, "before each workload, queue this many jobs due in a day on its queue")
+		retained  = flag.Int("retained", 0, "before each workload, put this many completed jobs in the table (PostgreSQL and rota's SQLite)")
 		batch     = flag.Int("batch", 1_000, "jobs per batch insert")
 		conc      = flag.Int("concurrency", 10, "goroutines inserting one by one")
 		workers   = flag.Int("workers", 100, "workers for drain and latency (River's benchmark settings use 2,000)")
@@ -93,7 +95,8 @@ func main() {
 			if ctx.Err() != nil {
 				break
 			}
-			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: *workers, Rate: *rate, Duration: *duration}
+			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: *workers, Rate: *rate, Duration: *duration,
+				Queued: *queued, Retained: *retained}
 			cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
 			fmt.Fprintf(os.Stderr, "%s %-20s %-11s load %s\n", time.Now().Format("15:04:05"), t.Name(), w, loadAvg())
 			var res bench.Result

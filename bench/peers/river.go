@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
@@ -128,4 +130,47 @@ func (r *riverRunner[TTx]) Stop(ctx context.Context) error {
 	r.unsub()
 	close(r.quit)
 	return err
+}
+
+// Preload fills River's table as bench.Config asks: queued jobs due in a day, inserted with
+// InsertManyFast, and completed jobs written straight into river_job (on PostgreSQL only), as
+// rota's preload writes its own.
+func (r *riverInstance[TTx]) Preload(ctx context.Context, queued, retained int, progress func(int)) error {
+	done := 0
+	postgres := r.driver.DatabaseName() == riverdriver.DatabaseNamePostgres
+	if retained > 0 && !postgres {
+		return fmt.Errorf("river on %s: retained jobs: %w", r.driver.DatabaseName(), bench.ErrNoPreload)
+	}
+	for done < retained {
+		n := min(100_000, retained-done)
+		err := r.driver.GetExecutor().Exec(ctx, fmt.Sprintf(`INSERT INTO %s.river_job
+			(args, attempt, attempted_at, created_at, finalized_at, kind, max_attempts, priority, queue, scheduled_at, state)
+			SELECT '{"seq":-1}', 1, now(), now(), now(), 'bench', 25, 1, 'default', now(), 'completed'
+			FROM generate_series(1, %d)`, pgx.Identifier{r.schema}.Sanitize(), n))
+		if err != nil {
+			return err
+		}
+		done += n
+		progress(done)
+	}
+	at := time.Now().Add(24 * time.Hour)
+	params := make([]river.InsertManyParams, 0, 10_000)
+	for q := 0; q < queued; q += len(params) {
+		params = params[:0]
+		for i := q; i < min(q+10_000, queued); i++ {
+			params = append(params, river.InsertManyParams{Args: benchArgs{Seq: -1}, InsertOpts: &river.InsertOpts{ScheduledAt: at}})
+		}
+		if _, err := r.inserter.InsertManyFast(ctx, params); err != nil {
+			return err
+		}
+		progress(done + q + len(params))
+	}
+	if postgres {
+		// As rota's preload leaves its table: vacuumed, analyzed, checkpointed.
+		if err := r.driver.GetExecutor().Exec(ctx, fmt.Sprintf(`VACUUM ANALYZE %s.river_job`, pgx.Identifier{r.schema}.Sanitize())); err != nil {
+			return err
+		}
+		_ = r.driver.GetExecutor().Exec(ctx, `CHECKPOINT`)
+	}
+	return nil
 }

@@ -34,6 +34,8 @@ func (a *app) benchCmd() *cobra.Command {
   insert-one   --jobs jobs inserted one per call from --concurrency goroutines
   drain        --jobs queued jobs run by --workers workers, from start to the last completion
   latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
+  soak         latency for --duration (up to 24 h), reported every --window: start latency,
+               this process's memory, the store's size; completed jobs are kept one window
 
 --queued and --retained first fill the store with jobs that wait for tomorrow and with completed
 jobs, to show what each workload costs on a big table (a progress bar shows how far it got).
@@ -46,11 +48,12 @@ by side, not across days.`,
 		Example: `  rota bench
   rota bench --workload drain --jobs 100000
   rota bench --store postgres://localhost/app --workload latency --queued 1000000 --retained 10000000
+  rota bench --store postgres://localhost/app --workload soak --rate 2000 --duration 1h
   rota bench --store postgres://localhost/app --workload latency --rate 1000 -o json
   rota bench --store 'redis://127.0.0.1:6379/0?namespace=app' --workload drain --jobs 100000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkBenchConfig(cfg); err != nil {
+			if err := checkBenchConfig(cfg, workload == string(bench.Soak)); err != nil {
 				return err
 			}
 			cfg.Progress = a.benchProgress()
@@ -88,6 +91,12 @@ by side, not across days.`,
 				err = bench.WriteJSON(a.stdout, results)
 			} else {
 				err = bench.WriteTable(a.stdout, results)
+				for _, r := range results {
+					if err == nil && len(r.Windows) > 0 {
+						fmt.Fprintln(a.stdout)
+						err = bench.WriteWindows(a.stdout, r)
+					}
+				}
 			}
 			if err != nil {
 				return err
@@ -99,7 +108,8 @@ by side, not across days.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workload, "workload", "all", "insert-many, insert-one, drain, latency or all")
+	f.StringVar(&workload, "workload", "all", "insert-many, insert-one, drain, latency, all, or soak (not part of all)")
+	f.DurationVar(&cfg.Window, "window", bench.WindowDefault, "soak: the span of one line of the report, and how long completed jobs are kept")
 	f.IntVar(&cfg.Jobs, "jobs", bench.JobsDefault, "jobs per insert-many, insert-one and drain run")
 	f.IntVar(&cfg.Batch, "batch", bench.BatchDefault, "jobs per InsertMany call")
 	f.IntVar(&cfg.Concurrency, "concurrency", bench.ConcurrencyDefault, "goroutines inserting one by one")
@@ -128,11 +138,14 @@ func (a *app) benchTarget() (bench.Target, error) {
 	return nil, fmt.Errorf("rota bench: cannot benchmark a %s store", loc.Kind)
 }
 
-// benchDurationMax keeps a mistyped --duration from inserting for hours.
-const benchDurationMax = 10 * time.Minute
+// benchDurationMax keeps a mistyped --duration from inserting for hours; a soak is meant to.
+const (
+	benchDurationMax = 10 * time.Minute
+	soakDurationMax  = 24 * time.Hour
+)
 
 // checkBenchConfig refuses values the workloads would otherwise quietly replace by defaults.
-func checkBenchConfig(c bench.Config) error {
+func checkBenchConfig(c bench.Config, soak bool) error {
 	for name, v := range map[string]int{"--jobs": c.Jobs, "--batch": c.Batch, "--concurrency": c.Concurrency, "--workers": c.Workers, "--rate": c.Rate} {
 		if v <= 0 {
 			return fmt.Errorf("%s %d: must be at least 1", name, v)
@@ -141,8 +154,12 @@ func checkBenchConfig(c bench.Config) error {
 	if c.Queued < 0 || c.Retained < 0 {
 		return fmt.Errorf("--queued %d, --retained %d: must not be negative", c.Queued, c.Retained)
 	}
-	if c.Duration <= 0 || c.Duration > benchDurationMax {
-		return fmt.Errorf("--duration %v: must be above 0 and at most %v", c.Duration, benchDurationMax)
+	limit := benchDurationMax
+	if soak {
+		limit = soakDurationMax
+	}
+	if c.Duration <= 0 || c.Duration > limit {
+		return fmt.Errorf("--duration %v: must be above 0 and at most %v", c.Duration, limit)
 	}
 	if int64(c.Rate)*int64(c.Duration/time.Millisecond) < 1000 {
 		return fmt.Errorf("--rate %d for --duration %v inserts no job", c.Rate, c.Duration)
