@@ -123,6 +123,8 @@ type Result struct {
 	// Config.Retained).
 	Queued   int `json:"queued,omitempty"`
 	Retained int `json:"retained,omitempty"`
+	// Workers is the worker count the workload asked for (drain, latency, soak).
+	Workers int `json:"workers,omitempty"`
 	// Jobs is how many jobs the workload handled (for latency: inserted).
 	Jobs int `json:"jobs"`
 	// Elapsed is the measured time: all inserts, or from the workers' start to the last

@@ -11,6 +11,9 @@ import (
 type Percentiles struct {
 	N                  int
 	P50, P90, P99, Max time.Duration
+	// Dist is the distribution in distPoints quantiles, Dist[i] the (i+1)/distPoints quantile
+	// (nearest rank): enough to draw it. Not in JSON.
+	Dist []time.Duration
 }
 
 // percentiles summarises ds by the nearest-rank method: P99 of 100 samples is the 99th smallest,
@@ -25,8 +28,19 @@ func percentiles(ds []time.Duration) *Percentiles {
 		i := int(math.Ceil(p*float64(len(ds)))) - 1
 		return ds[max(i, 0)]
 	}
-	return &Percentiles{N: len(ds), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ds[len(ds)-1]}
+	q := make([]time.Duration, distPoints)
+	for i := range q {
+		q[i] = rank(float64(i+1) / distPoints)
+	}
+	return &Percentiles{N: len(ds), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ds[len(ds)-1], Dist: q}
 }
+
+// distPoints is how many quantiles Percentiles.Dist holds.
+const distPoints = 1000
+
+// Summarize is percentiles for other modules' systems (the peer comparison's BullMQ): the same
+// summary, nearest rank, ds sorted in place.
+func Summarize(ds []time.Duration) *Percentiles { return percentiles(ds) }
 
 // MarshalJSON writes milliseconds, the unit people read latencies in, rather than nanoseconds.
 func (p *Percentiles) MarshalJSON() ([]byte, error) {

@@ -14,6 +14,9 @@ import (
 func Run(ctx context.Context, t Target, w Workload, cfg Config) (Result, error) {
 	cfg = cfg.withDefaults()
 	res := Result{System: t.Name(), Workload: w, Queued: cfg.Queued, Retained: cfg.Retained}
+	if w == Drain || w == Latency || w == Soak {
+		res.Workers = cfg.Workers
+	}
 	inst, err := t.Open(ctx)
 	if err != nil {
 		return failed(res, fmt.Errorf("open %s: %w", t.Name(), err))

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -112,7 +110,7 @@ func (t *bullmqTarget) RunWorkload(ctx context.Context, w bench.Workload, cfg be
 		for i, ns := range o.Latencies {
 			ds[i] = time.Duration(ns)
 		}
-		res.Latency, res.LatencyOf = nearestRank(ds), bullmqLatencyOf[w]
+		res.Latency, res.LatencyOf = bench.Summarize(ds), bullmqLatencyOf[w]
 	}
 	switch {
 	case o.Error != "":
@@ -171,14 +169,4 @@ func deletePrefix(ctx context.Context, rdb *redis.Client, prefix string) error {
 		return rdb.Unlink(ctx, keys...).Err()
 	}
 	return nil
-}
-
-// nearestRank is package bench's percentiles: nearest rank, every figure observed.
-func nearestRank(ds []time.Duration) *bench.Percentiles {
-	slices.Sort(ds)
-	rank := func(p float64) time.Duration {
-		i := int(math.Ceil(p*float64(len(ds)))) - 1
-		return ds[max(i, 0)]
-	}
-	return &bench.Percentiles{N: len(ds), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ds[len(ds)-1]}
 }

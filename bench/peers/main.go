@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,8 @@ func main() {
 		duration  = flag.Duration("duration", 10*time.Second, "latency workload: how long to insert")
 		sqliteDir = flag.String("sqlite-dir", "", "directory for the SQLite files (default: the temporary directory)")
 		jsonOut   = flag.Bool("json", false, "print the results as JSON instead of tables")
+		plotDir   = flag.String("plot", "", "write SVG plots of the results into this directory: drain-workers.svg (with -sweep), start-latency.svg (latency)")
+		sweep     = flag.String("sweep", "", "comma-separated worker counts: run the drain once per count (River's benchmark settings then use the count too)")
 	)
 	flag.Parse()
 
@@ -86,30 +89,53 @@ func main() {
 	// Workload by workload, every system in turn: the figures compared with each other are
 	// measured minutes apart at most, so a change in the machine's other load (it is shared)
 	// skews a ratio less than if each system ran all its workloads at once.
+	counts := []int{*workers}
+	if *sweep != "" {
+		var err error
+		if counts, err = parseCounts(*sweep); err != nil {
+			fatal(fmt.Errorf("-sweep: %w", err))
+		}
+		riverSweep = true
+	}
 	var results []bench.Result
 	for _, w := range ws {
 		for _, t := range run {
 			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany {
 				continue
 			}
-			if ctx.Err() != nil {
-				break
+			runs := counts[:1]
+			if w == bench.Drain {
+				runs = counts
 			}
-			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: *workers, Rate: *rate, Duration: *duration,
-				Queued: *queued, Retained: *retained}
-			cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
-			fmt.Fprintf(os.Stderr, "%s %-20s %-11s load %s\n", time.Now().Format("15:04:05"), t.Name(), w, loadAvg())
-			var res bench.Result
-			var err error
-			if wr, ok := t.Target.(workloadRunner); ok {
-				res, err = wr.RunWorkload(ctx, w, cfg)
-			} else {
-				res, err = bench.Run(ctx, t, w, cfg)
+			for _, n := range runs {
+				if ctx.Err() != nil {
+					break
+				}
+				cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: n, Rate: *rate, Duration: *duration,
+					Queued: *queued, Retained: *retained}
+				cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
+				fmt.Fprintf(os.Stderr, "%s %-20s %-11s workers %-5d load %s\n", time.Now().Format("15:04:05"), t.Name(), w, n, loadAvg())
+				var res bench.Result
+				var err error
+				if wr, ok := t.Target.(workloadRunner); ok {
+					res, err = wr.RunWorkload(ctx, w, cfg)
+				} else {
+					res, err = bench.Run(ctx, t, w, cfg)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "  ", err)
+				}
+				results = append(results, res)
 			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "  ", err)
-			}
-			results = append(results, res)
+		}
+	}
+	if *plotDir != "" {
+		written, err := writePlots(*plotDir, results)
+		for _, name := range written {
+			fmt.Fprintln(os.Stderr, "wrote", name)
+		}
+		if err != nil {
+			fatal(fmt.Errorf("plot: %w", err))
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s done                             load %s\n", time.Now().Format("15:04:05"), loadAvg())
@@ -214,4 +240,17 @@ func envOr(key, def string) string {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "peers:", err)
 	os.Exit(1)
+}
+
+// parseCounts reads a comma-separated list of positive counts.
+func parseCounts(s string) ([]int, error) {
+	var counts []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive count", f)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
 }

@@ -27,6 +27,10 @@ type riverTarget[TTx any] struct {
 // riverBenchmarkWorkers is the queue concurrency of River's own benchmark.
 const riverBenchmarkWorkers = 2_000
 
+// riverSweep is set when -sweep varies the worker count: River's benchmark settings then run the
+// swept count instead of their 2,000, so that the plot compares like with like.
+var riverSweep bool
+
 func (t *riverTarget[TTx]) Name() string { return t.name }
 
 func (t *riverTarget[TTx]) Open(ctx context.Context) (bench.Instance, error) {
@@ -81,7 +85,9 @@ func (r *riverInstance[TTx]) Workers(n int, h bench.Hooks) (bench.Runner, error)
 	if r.target.benchmark {
 		cfg.FetchCooldown = 2 * time.Millisecond
 		cfg.FetchPollInterval = 20 * time.Millisecond
-		cfg.Queues[river.QueueDefault] = river.QueueConfig{MaxWorkers: riverBenchmarkWorkers}
+		if !riverSweep {
+			cfg.Queues[river.QueueDefault] = river.QueueConfig{MaxWorkers: riverBenchmarkWorkers}
+		}
 	}
 	client, err := river.NewClient(r.driver, cfg)
 	if err != nil {
