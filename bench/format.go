@@ -25,7 +25,7 @@ func WriteTable(w io.Writer, results []Result) error {
 		if r.Err != "" {
 			of = "FAILED: " + r.Err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.label(), r.Jobs,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", r.System, r.Label(), r.Jobs,
 			FormatRate(r.JobsPerSec), FormatCPU(r.CPUPerJob), lat[0], lat[1], lat[2], lat[3], of)
 	}
 	return tw.Flush()
@@ -69,8 +69,8 @@ func FormatDuration(d time.Duration) string {
 	return fmt.Sprintf("%.0fms", m)
 }
 
-// label is the workload's name, with the jobs the table held before it when there were any.
-func (r Result) label() string {
+// Label is the workload's name, with the jobs the table held before it when there were any.
+func (r Result) Label() string {
 	var held []string
 	if r.Queued > 0 {
 		held = append(held, FormatCount(r.Queued)+" queued")

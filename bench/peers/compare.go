@@ -18,7 +18,7 @@ func writeComparison(w io.Writer, results []bench.Result) error {
 	targets := allTargets(stores{})
 	byKey := map[string]bench.Result{}
 	for _, r := range results {
-		byKey[r.System+"/"+string(r.Workload)] = r
+		byKey[resultKey(r.System, r)] = r
 	}
 	fmt.Fprintln(w, "rota/peer: jobs/s above 1 = rota faster; cpu/job, p50, p99 below 1 = rota's lower. p50/p99: insert→start for latency, one call for the inserts; cpu/job: the whole machine's CPU time per job.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -37,12 +37,12 @@ func writeComparison(w io.Writer, results []bench.Result) error {
 			ok   bool
 		)
 		for _, b := range targets[r.System].baselines {
-			if base, ok = byKey[b+"/"+string(r.Workload)]; ok {
+			if base, ok = byKey[resultKey(b, r)]; ok {
 				break
 			}
 		}
 		if !ok || r.Err != "" || base.Err != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t \t\t\t\t\t\n", r.System, r.Workload, rate, cpu, p50, p99)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t \t\t\t\t\t\n", r.System, r.Label(), rate, cpu, p50, p99)
 			continue
 		}
 		rRate, rP50, rP99 := "-", "-", "-"
@@ -54,7 +54,7 @@ func writeComparison(w io.Writer, results []bench.Result) error {
 			rP50 = durRatio(base.Latency.P50, r.Latency.P50)
 			rP99 = durRatio(base.Latency.P99, r.Latency.P99)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\t%s\t%s\t%s\t%s\t\n", r.System, r.Workload, rate, cpu, p50, p99, base.System, rRate, rCPU, rP50, rP99)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\t%s\t%s\t%s\t%s\t\n", r.System, r.Label(), rate, cpu, p50, p99, base.System, rRate, rCPU, rP50, rP99)
 	}
 	return tw.Flush()
 }
@@ -71,4 +71,10 @@ func ratio(x float64) string {
 		return fmt.Sprintf("%.0f×", x)
 	}
 	return fmt.Sprintf("%.2f×", x)
+}
+
+// resultKey is what a result is compared by: the system and the workload, and the worker count,
+// which a -sweep varies.
+func resultKey(system string, r bench.Result) string {
+	return fmt.Sprintf("%s/%s/%d", system, r.Workload, r.Workers)
 }
