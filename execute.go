@@ -28,12 +28,21 @@ type execution struct {
 	// ended is set once, by whoever ends the attempt: the runner when the handler returns, or
 	// abandon when the handler outlived its grace. The other one then leaves the job alone.
 	ended atomic.Bool
+	// slotted is set while the attempt holds one of its queue's slots (queue.takeSlot).
+	slotted atomic.Bool
 
 	mu     sync.Mutex
 	result []byte
 	// span is the attempt's trace span, from the runner's start on it; nil before.
 	span  trace.Span
 	grace clockwork.Timer // running once the context is done, until the attempt ends
+}
+
+// freeSlot gives back the attempt's slot, once, if it holds one.
+func (e *execution) freeSlot() {
+	if e.slotted.CompareAndSwap(true, false) {
+		e.queue.freeSlot()
+	}
 }
 
 func (e *execution) setResult(b []byte) {
@@ -95,6 +104,10 @@ func (n *Node) runner(e *execution) {
 // execute runs the handler of e in the calling goroutine and ends the attempt, unless it was
 // abandoned meanwhile; it reports whether it ended it.
 func (n *Node) execute(e *execution) bool {
+	// A job claimed ahead of a free slot waits for one here; one whose context ends first
+	// (shutdown, cancel) ends without its handler, as a handler that returned at once would.
+	slotted := e.queue.takeSlot(e.ctx)
+	e.slotted.Store(slotted)
 	// The attempt's span covers decoding too, so bad args show in traces; the handler's context
 	// carries it; end, whoever calls it, ends it.
 	ctx, span := n.startAttempt(e.ctx, e)
@@ -108,12 +121,15 @@ func (n *Node) execute(e *execution) bool {
 		return err
 	})
 	if e.ended.Load() {
-		// Abandoned while it decoded (a stop that ran out of time): the job is handed back
-		// already, its handler must not start now.
+		// Abandoned while it waited or decoded (a stop that ran out of time): the job is
+		// handed back already, its handler must not start now.
 		span.End()
+		e.freeSlot()
 		return false
 	}
-	if err == nil {
+	if err == nil && !slotted {
+		err = context.Cause(e.ctx)
+	} else if err == nil {
 		if e.timeout > 0 {
 			var disarm func() bool
 			ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
@@ -197,6 +213,7 @@ func (n *Node) end(ctx context.Context, e *execution, err error) {
 	}
 	n.mu.Unlock()
 	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
+	e.freeSlot()
 	e.queue.released()
 	e.cancel(nil)
 	n.jobs.Done()

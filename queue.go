@@ -1,6 +1,7 @@
 package rota
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/rotahq/rota/internal/completer"
@@ -30,12 +31,41 @@ type queue struct {
 	wake    chan struct{}
 	// errors keeps a store that refuses every claim from logging a line per poll.
 	errors claimErrors
+
+	// slots holds a token per handler running: at most max. A claim may bring more jobs than
+	// there are free slots (see ahead); those wait here for a slot, already claimed.
+	slots chan struct{}
+	// claiming is set while a claim is in flight, freedInFlight counts the slots freed
+	// meanwhile, and ahead is that count for the last claim: how many jobs the next claim may
+	// take beyond the free slots.
+	claiming      atomic.Bool
+	freedInFlight atomic.Int64
+	ahead         atomic.Int64
 }
 
 func newQueue(n *Node, name string, max int) *queue {
 	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1),
-		errors: claimErrors{clock: n.clock, logger: n.logger, queue: name}}
+		errors: claimErrors{clock: n.clock, logger: n.logger, queue: name},
+		slots:  make(chan struct{}, max)}
 }
+
+// takeSlot waits for a free slot and reports whether it got one before ctx ended.
+func (q *queue) takeSlot(ctx context.Context) bool {
+	select {
+	case q.slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case q.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// freeSlot gives back a slot takeSlot took.
+func (q *queue) freeSlot() { <-q.slots }
 
 // signal wakes the fetch loop without blocking; wake-ups coalesce.
 func (q *queue) signal() {
@@ -61,9 +91,27 @@ func (q *queue) noted(note store.Notification) {
 // released is called when a job of the queue has finished and its slot is free.
 func (q *queue) released() {
 	q.active.Add(-1)
+	if q.claiming.Load() {
+		q.freedInFlight.Add(1)
+	}
 	if q.more.Load() {
 		q.signal()
 	}
+}
+
+// aheadMax is how many jobs a claim may take beyond the free slots. While a claim travels,
+// short jobs finish and free their slots, and the claim, sized to the slots free when it left,
+// comes back smaller than the room it finds: with no-op jobs and 100 workers a PostgreSQL claim
+// carried half of them, and claims ran at the pace of their round trip. A claim takes as many
+// more as the last one saw slots freed while it travelled, which is none when jobs run longer
+// than a round trip; those wait for a slot, already claimed, microseconds in the case they are
+// for. Never under a fleet-wide limit, where a job held waiting here would count as running
+// and keep another node from running it.
+func (q *queue) aheadMax() int {
+	if q.limited.Load() {
+		return 0
+	}
+	return min(int(q.ahead.Load()), q.max)
 }
 
 func (q *queue) run() {
@@ -90,7 +138,7 @@ func (q *queue) claim() {
 			return
 		default:
 		}
-		free := q.max - int(q.active.Load())
+		free := q.max + q.aheadMax() - int(q.active.Load())
 		if free <= 0 {
 			return
 		}
@@ -99,9 +147,13 @@ func (q *queue) claim() {
 			return
 		}
 		ask := min(free, claimBatchMax)
+		q.freedInFlight.Store(0)
+		q.claiming.Store(true)
 		rows, err := n.cfg.Store.Claim(n.claimCtx, store.ClaimParams{
 			Queue: q.name, Kinds: kinds, Max: ask, Owner: n.cfg.ID, LeaseFor: n.cfg.JobLease,
 		})
+		q.claiming.Store(false)
+		q.ahead.Store(q.freedInFlight.Load())
 		if err != nil {
 			// The store may be down for a moment: the next poll tries again.
 			q.errors.failed(err)
