@@ -44,7 +44,9 @@ func (n *Node) prune(ctx context.Context) {
 		for {
 			deleted, err := n.cfg.Store.Prune(ctx, store.PruneParams{States: []store.State{state}, Before: now.Add(-keep), Limit: pruneBatch})
 			if err != nil {
-				n.logger.Warn("rota: pruning finished jobs failed", "state", state, "error", err)
+				if ctx.Err() == nil { // not leadership or the node ending
+					n.logger.Warn("rota: pruning finished jobs failed", "state", state, "error", err)
+				}
 				break
 			}
 			if deleted < pruneBatch {
@@ -53,7 +55,7 @@ func (n *Node) prune(ctx context.Context) {
 		}
 	}
 	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
-		if _, err := reg.PruneNodes(ctx, now.Add(-n.cfg.NodeStaleAfter)); err != nil {
+		if _, err := reg.PruneNodes(ctx, now.Add(-n.cfg.NodeStaleAfter)); err != nil && ctx.Err() == nil {
 			n.logger.Warn("rota: pruning stale nodes failed", "error", err)
 		}
 	}

@@ -103,7 +103,7 @@ func main() {
 			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany {
 				continue
 			}
-			runs := counts[:1]
+			runs := []int{*workers}
 			if w == bench.Drain {
 				runs = counts
 			}
@@ -124,6 +124,9 @@ func main() {
 				}
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "  ", err)
+				}
+				if res.Workers == 0 && (w == bench.Drain || w == bench.Latency) {
+					res.Workers = n // BullMQ's runner reports no worker count of its own
 				}
 				results = append(results, res)
 			}

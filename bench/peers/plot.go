@@ -87,9 +87,9 @@ func startLatency(results []bench.Result) (*plot.Plot, bool, error) {
 		dist := r.Latency.Dist
 		xys := make(plotter.XYs, 0, len(dist))
 		for i, d := range dist {
-			// A log axis has no zero: a job that started before its insert returned waited
-			// "at most 1 µs".
-			xys = append(xys, plotter.XY{X: max(ms(d), 0.001), Y: float64(i+1) / float64(len(dist))})
+			// A log axis has no zero: a job that started before its insert returned is drawn
+			// at the axis' left end.
+			xys = append(xys, plotter.XY{X: max(ms(d), latencyAxisMin), Y: float64(i+1) / float64(len(dist))})
 		}
 		lines[r.System] = xys
 	}
@@ -101,6 +101,7 @@ func startLatency(results []bench.Result) (*plot.Plot, bool, error) {
 	p.X.Label.Text = "ms from the insert returning to the handler starting"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Min = latencyAxisMin
 	p.Y.Label.Text = "share of jobs started"
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = true, true
@@ -120,6 +121,9 @@ func startLatency(results []bench.Result) (*plot.Plot, bool, error) {
 	}
 	return p, true, nil
 }
+
+// latencyAxisMin is the left end of the latency axis, in ms.
+const latencyAxisMin = 0.01
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -62,7 +62,9 @@ type Planner struct {
 func (p *Planner) Pass(ctx context.Context) {
 	schedules, err := p.Store.ListSchedules(ctx)
 	if err != nil {
-		p.Logger.Warn("rota: cron: listing schedules failed", "error", err)
+		if ctx.Err() == nil { // a pass cut short by the end of leadership says nothing
+			p.Logger.Warn("rota: cron: listing schedules failed", "error", err)
+		}
 		return
 	}
 	for _, s := range schedules {
