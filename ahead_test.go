@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 )
@@ -19,31 +18,20 @@ func setupAhead(t *testing.T, work func(context.Context, *Job[testArgs]) error) 
 	st := openStore(t, clock)
 	workers := NewWorkers()
 	AddWorker(workers, WorkFunc[testArgs](work), nil)
-	node, err := NewNode(Config{Store: st, Workers: workers, Clock: clock, ID: "node-a", Logger: testLogger(t),
-		Queues: map[string]QueueConfig{QueueDefault: {MaxWorkers: 1}}, Leader: LeaderConfig{Standalone: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.queues[0].ahead.Store(1)
-	res, err := node.Client().InsertMany(context.Background(), []InsertManyParams{{Args: testArgs{}}, {Args: testArgs{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, unsubscribe := node.Subscribe(100)
-	t.Cleanup(unsubscribe)
-	if err := node.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = node.Stop(ctx)
+	cfg := Config{Store: st, Workers: workers, Clock: clock, ID: "node-a", Logger: testLogger(t),
+		Queues: map[string]QueueConfig{QueueDefault: {MaxWorkers: 1}}, Leader: LeaderConfig{Standalone: true}}
+	var jobs []*JobRow
+	b := startBundle(t, st, clock, cfg, func(node *Node) {
+		node.queues[0].ahead.Store(1)
+		res, err := node.Client().InsertMany(context.Background(), []InsertManyParams{{Args: testArgs{}}, {Args: testArgs{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			jobs = append(jobs, r.Job)
+		}
 	})
-	jobs := make([]*JobRow, len(res))
-	for i, r := range res {
-		jobs[i] = r.Job
-	}
-	return &bundle{store: st, clock: clock, node: node, client: node.Client(), events: events}, jobs
+	return b, jobs
 }
 
 // Jobs claimed beyond the free slots wait for one: never more handlers at once than the queue's

@@ -59,9 +59,21 @@ func setup(t *testing.T, work func(context.Context, *Job[testArgs]) error, confi
 	if configure != nil {
 		configure(&cfg)
 	}
+	b := startBundle(t, st, clock, cfg, nil)
+	b.timers(t, baseTimers(b.node)) // every loop of the node is armed
+	return b
+}
+
+// startBundle makes a node of cfg, lets before (if not nil) see it before it starts, starts it
+// and stops it when the test ends.
+func startBundle(t *testing.T, st *sqlite.Store, clock *clockwork.FakeClock, cfg Config, before func(*Node)) *bundle {
+	t.Helper()
 	node, err := NewNode(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(node)
 	}
 	events, unsubscribe := node.Subscribe(100)
 	t.Cleanup(unsubscribe)
@@ -73,9 +85,7 @@ func setup(t *testing.T, work func(context.Context, *Job[testArgs]) error, confi
 		defer cancel()
 		_ = node.Stop(ctx)
 	})
-	b := &bundle{store: st, clock: clock, node: node, client: node.Client(), events: events}
-	b.timers(t, baseTimers(node)) // every loop of the node is armed
-	return b
+	return &bundle{store: st, clock: clock, node: node, client: node.Client(), events: events}
 }
 
 func (b *bundle) insert(t *testing.T, args Args, opts *InsertOpts) *JobRow {

@@ -20,19 +20,18 @@ import (
 // latency run (start-latency.svg). A plot with nothing to draw is not written.
 func writePlots(dir string, results []bench.Result) ([]string, error) {
 	var written []string
-	if p, ok, err := drainByWorkers(results); err != nil {
-		return written, err
-	} else if ok {
-		name := filepath.Join(dir, "drain-workers.svg")
-		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, name); err != nil {
+	for _, d := range []struct {
+		name string
+		draw func([]bench.Result) (*plot.Plot, bool, error)
+	}{{"drain-workers.svg", drainByWorkers}, {"start-latency.svg", startLatency}} {
+		p, ok, err := d.draw(results)
+		if err != nil {
 			return written, err
 		}
-		written = append(written, name)
-	}
-	if p, ok, err := startLatency(results); err != nil {
-		return written, err
-	} else if ok {
-		name := filepath.Join(dir, "start-latency.svg")
+		if !ok {
+			continue
+		}
+		name := filepath.Join(dir, d.name)
 		if err := p.Save(7*vg.Inch, 4.5*vg.Inch, name); err != nil {
 			return written, err
 		}
