@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/store/postgres"
@@ -121,9 +121,7 @@ func (r *rotaInstance) settle(ctx context.Context) error {
 // settlePostgres vacuums, analyzes and checkpoints after a preload of table. CHECKPOINT takes a
 // superuser or the pg_checkpoint role; without either the workload starts with the preload
 // still to be written out, and a warning says so.
-func settlePostgres(ctx context.Context, pool interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, table string) error {
+func settlePostgres(ctx context.Context, pool *pgxpool.Pool, table string) error {
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE `+table, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return err
 	}

@@ -94,8 +94,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	}
 	var jobs []*store.JobRow
 	now := s.now()
-	b := &pgx.Batch{}
-	b.Queue(pinPlanSQL)
+	b := pinnedBatch()
 	b.Queue(s.sql(promoteSQL), now, p.Queue)
 	b.Queue(s.sql(claimSQL), now, p.Queue, p.Kinds, p.Max, p.Owner, p.LeaseFor.Microseconds()).Query(func(rs pgx.Rows) error {
 		var err error

@@ -147,8 +147,7 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 		// under it. The server runs the three in order, and the usage statement takes its
 		// snapshot when it starts, after the lock is granted.
 		var usage []limitplan.Usage
-		b := &pgx.Batch{}
-		b.Queue(pinPlanSQL)
+		b := pinnedBatch()
 		b.Queue(s.sql(lockLimitsSQL), p.Queue, p.Kinds)
 		b.Queue(s.sql(limitUsageSQL), s.now(), p.Queue, p.Kinds).Query(func(rs pgx.Rows) error {
 			var err error

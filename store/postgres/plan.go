@@ -34,8 +34,15 @@ const pinPlanSQL = `SELECT set_config('enable_seqscan', 'off', true),
 // the two statements are one batch, which the server runs as one implicit transaction, so the
 // settings end with it. scan reads q's rows.
 func (s *Store) queryPinned(ctx context.Context, q string, args []any, scan func(pgx.Rows) error) error {
-	b := &pgx.Batch{}
-	b.Queue(pinPlanSQL)
+	b := pinnedBatch()
 	b.Queue(s.sql(q), args...).Query(scan)
 	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// pinnedBatch is a batch that starts with pinPlanSQL: the statements queued after it run under
+// the pinned plans, in one round trip and one implicit transaction, which ends the settings.
+func pinnedBatch() *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(pinPlanSQL)
+	return b
 }
