@@ -90,13 +90,20 @@ func (c *Client) InsertMany(ctx context.Context, jobs []InsertManyParams) ([]Ins
 	if err := c.checkBusy(ctx, jobs); err != nil {
 		return nil, err
 	}
-	ctx, span := c.startInsert(ctx, params)
-	res, err := c.store.Insert(ctx, params)
-	endInsert(span, res, err)
+	res, err := c.insertParams(ctx, params)
 	if err != nil {
 		return nil, fmtErr("insert", err)
 	}
 	return res, nil
+}
+
+// insertParams inserts validated params in one store call, under one producer span: the jobs of
+// one call share a trace.
+func (c *Client) insertParams(ctx context.Context, params []store.InsertParams) ([]InsertResult, error) {
+	ctx, span := c.startInsert(ctx, params)
+	res, err := c.store.Insert(ctx, params)
+	endInsert(span, res, err)
+	return res, err
 }
 
 // InsertTx adds jobs inside the caller's transaction, so they exist if and only if it commits.

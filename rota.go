@@ -31,6 +31,7 @@ type State = store.State
 // The states of a job, re-exported so users need not import store.
 const (
 	StateScheduled = store.StateScheduled
+	StatePending   = store.StatePending
 	StateAvailable = store.StateAvailable
 	StateRunning   = store.StateRunning
 	StateRetryable = store.StateRetryable

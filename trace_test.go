@@ -156,3 +156,32 @@ func TestUnsampledInsertStillCarriesItsContext(t *testing.T) {
 		t.Fatalf("%d spans recorded; the sampler drops the insert and, following it, the attempt", n)
 	}
 }
+
+// A workflow is one trace: its insert is one span, and every step's attempt continues it.
+func TestWorkflowIsOneTrace(t *testing.T) {
+	b, rec := traced(t, func(context.Context, *Job[testArgs]) error { return nil })
+	wf := NewWorkflow()
+	wf.Add("a", testArgs{N: 1}, nil)
+	wf.Add("b", testArgs{N: 2}, nil).After("a")
+	wf.Add("c", testArgs{N: 3}, nil).After("a", "b")
+	if _, err := b.client.InsertWorkflow(context.Background(), wf); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		b.event(t, EventJobCompleted)
+	}
+	insert := spanNamed(t, rec, "insert default")
+	var works int
+	for _, s := range rec.Ended() {
+		if s.Name() != "work test" {
+			continue
+		}
+		works++
+		if s.SpanContext().TraceID() != insert.SpanContext().TraceID() || s.Parent().SpanID() != insert.SpanContext().SpanID() {
+			t.Errorf("step span %v is not in the workflow's trace %v", s.SpanContext(), insert.SpanContext())
+		}
+	}
+	if works != 3 {
+		t.Fatalf("%d attempt spans, want 3", works)
+	}
+}

@@ -82,3 +82,44 @@ func TestFormatCount(t *testing.T) {
 		}
 	}
 }
+
+var flagSteps = flag.Int("steps", 10_000, "steps of the fan-out/fan-in workflow (the chain has a tenth)")
+
+// BenchmarkWorkflow runs, on each store, a fan-out/fan-in of -steps steps against a plain drain
+// of as many jobs, and a chain of a tenth as many steps:
+//
+//	go test ./bench -run '^$' -bench Workflow -benchtime 1x
+func BenchmarkWorkflow(b *testing.B) {
+	stores := map[string]func(b *testing.B) Opener{
+		"SQLite":     func(*testing.B) Opener { return SQLite("") },
+		"PostgreSQL": func(b *testing.B) Opener { return Postgres(pgtest.URL(b)) },
+		"Redis":      func(b *testing.B) Opener { return Redis(redistest.URL(b)) },
+	}
+	for _, name := range []string{"SQLite", "PostgreSQL", "Redis"} {
+		b.Run(name, func(b *testing.B) {
+			open := stores[name](b)
+			b.Run("FanOutIn", func(b *testing.B) {
+				for range b.N {
+					res, err := FanOutIn(b.Context(), open, *flagSteps, WorkersDefault)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(res.Fan.Seconds(), "fan-s")
+					b.ReportMetric(res.Drain.Seconds(), "drain-s")
+					b.ReportMetric(res.Ratio(), "fan/drain")
+				}
+			})
+			b.Run("Chain", func(b *testing.B) {
+				for range b.N {
+					res, err := Chain(b.Context(), open, *flagSteps/10)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(ms(res.Gap.P50), "gap-p50-ms")
+					b.ReportMetric(ms(res.Gap.P99), "gap-p99-ms")
+					b.ReportMetric(ms(res.Gap.Max), "gap-max-ms")
+				}
+			})
+		})
+	}
+}

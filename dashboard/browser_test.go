@@ -122,3 +122,95 @@ func text[S chromedp.Selectable](t *testing.T, ctx context.Context, sel S) strin
 	}
 	return got
 }
+
+// An operator follows a workflow in a real browser: finds it in the list, reads its graph (a
+// box per step, coloured by state, each a link to its job), goes from a step's job to the jobs
+// it waits for and back to the workflow, retries the failed steps and cancels the rest.
+func TestWorkflowInABrowser(t *testing.T) {
+	s := newSite(t)
+	ctx := browsertest.Context(t)
+	bg := context.Background()
+
+	once := &rota.InsertOpts{MaxAttempts: 1}
+	wf := rota.NewWorkflow()
+	wf.Add("a", okArgs{}, nil)
+	wf.Add("b", okArgs{}, nil).After("a")
+	wf.Add("c", boomArgs{}, once).After("a")
+	wf.Add("d", okArgs{}, nil).After("b", "c")
+	res, err := s.client.InsertWorkflow(bg, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for name, j := range res.Steps {
+		ids[name] = j.ID
+	}
+	waitCtx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	if d, err := s.client.Wait(waitCtx, ids["d"]); d == nil || d.State != rota.StateCancelled {
+		t.Fatalf("d ended %+v, %v; want cancelled after c was discarded", d, err)
+	}
+	// Nothing runs the steps a retry makes available, so the page shows them waiting.
+	if err := s.client.PauseQueue(bg, "default"); err != nil {
+		t.Fatal(err)
+	}
+
+	page := s.url + "/workflows/" + res.ID
+	step(t, ctx, "open the workflow's link and sign in",
+		chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.CSS("#workflow-status.failed")))
+	boxes := func(what string, states map[string]rota.State) {
+		t.Helper()
+		for name, state := range states {
+			step(t, ctx, what+": the box of "+name+" is "+string(state),
+				chromedp.WaitReady(chromedp.CSS(`#graph a.node[data-step="`+name+`"][href="/jobs/`+itoa(ids[name])+`"] rect.box.`+string(state))))
+		}
+	}
+	boxes("failed", map[string]rota.State{"a": rota.StateCompleted, "b": rota.StateCompleted, "c": rota.StateDiscarded, "d": rota.StateCancelled})
+	for sel, want := range map[string]int{"#graph a.node": 4, "#graph path.edge": 4, "#steps tbody tr": 4} {
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`)); err != nil || n != want {
+			t.Fatalf("%d of %s, %v; want %d", n, sel, err, want)
+		}
+	}
+	// The style sheet applies: a completed box and a discarded one are filled differently.
+	fills, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`["a", "c"].map(n => getComputedStyle(document.querySelector('#graph a.node[data-step="' + n + '"] rect')).fill)`))
+	if err != nil || len(fills) != 2 || fills[0] == fills[1] || fills[0] == "" {
+		t.Fatalf("fills of a completed and a discarded box: %v, %v", fills, err)
+	}
+
+	step(t, ctx, "find the workflow in the list",
+		chromedp.Click(chromedp.CSS(`header nav a[href="/workflows"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#workflows tr[data-id="`+res.ID+`"]`)))
+	if got := text(t, ctx, chromedp.CSS(`#workflows tr[data-id="`+res.ID+`"] td.counts`)); got != "2 completed 1 cancelled 1 discarded" {
+		t.Errorf("the list counts %q", got)
+	}
+	step(t, ctx, "open it from the list",
+		chromedp.Click(chromedp.CSS(`#workflows tr[data-id="`+res.ID+`"] a`)), chromedp.WaitVisible(chromedp.ID("graph")))
+	step(t, ctx, "open d from its box",
+		chromedp.Click(chromedp.CSS(`#graph a.node[data-step="d"] rect`)), chromedp.WaitVisible(chromedp.CSS("#job-state.cancelled")))
+	if got := text(t, ctx, chromedp.ID("job-step")); got != "d" {
+		t.Errorf("d's page names step %q", got)
+	}
+	if got, want := text(t, ctx, chromedp.ID("job-waits")), itoa(ids["b"])+", "+itoa(ids["c"]); got != want {
+		t.Errorf("d's page says it waits for %q, want %q", got, want)
+	}
+	step(t, ctx, "open c, which d waits for",
+		chromedp.Click(chromedp.CSS(`#job-waits a[href="/jobs/`+itoa(ids["c"])+`"]`)), chromedp.WaitVisible(chromedp.CSS("#job-state.discarded")))
+	step(t, ctx, "back to the workflow from c",
+		chromedp.Click(chromedp.ID("job-workflow")), chromedp.WaitVisible(chromedp.CSS("#workflow-status.failed")))
+
+	step(t, ctx, "retry the failed steps",
+		chromedp.Click(chromedp.ID("retry")), chromedp.WaitVisible(chromedp.CSS("#workflow-status.running")))
+	boxes("retried", map[string]rota.State{"a": rota.StateCompleted, "c": rota.StateAvailable, "d": rota.StatePending})
+	if c, err := s.client.Get(bg, ids["c"]); err != nil || c.State != rota.StateAvailable {
+		t.Fatalf("c in the store after the retry: %+v, %v", c, err)
+	}
+	step(t, ctx, "cancel the rest",
+		chromedp.Click(chromedp.ID("cancel")), chromedp.WaitVisible(chromedp.CSS("#workflow-status.cancelled")))
+	boxes("cancelled", map[string]rota.State{"b": rota.StateCompleted, "c": rota.StateCancelled, "d": rota.StateCancelled})
+	if d, err := s.client.Get(bg, ids["d"]); err != nil || d.State != rota.StateCancelled {
+		t.Fatalf("d in the store after the cancel: %+v, %v", d, err)
+	}
+}

@@ -28,6 +28,8 @@ func parsePages() (map[string]*template.Template, error) {
 		// pathesc makes a name one path segment: queue and schedule names may hold "/" and ".".
 		"pathesc": url.PathEscape,
 		"count":   func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
+		"counts":  stateCounts,
+		"status":  rota.WorkflowStatus,
 		"lastError": func(errs []store.AttemptError) string {
 			if len(errs) == 0 {
 				return ""
@@ -160,8 +162,15 @@ const runningMax = 5000
 // overviewRefresh is how often, in seconds, an open overview reloads.
 const overviewRefresh = 10
 
-// stateNames are the columns of the queues table, in a job's order of life.
-var stateNames = []string{"scheduled", "available", "running", "retryable", "completed", "discarded", "cancelled", "expired"}
+// stateNames are the states wherever the dashboard lists them, in store.States' order, as the
+// strings that query values compare with: a state the store adds shows up here.
+var stateNames = func() []string {
+	out := make([]string, len(store.States))
+	for i, s := range store.States {
+		out[i] = string(s)
+	}
+	return out
+}()
 
 // pageSize is how many jobs one page of the list shows.
 const pageSize = 50
@@ -220,8 +229,16 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "job", map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning})
+	data := map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning, "Waits": job.DependsOn}
+	if len(job.DependsOn) > waitsMax {
+		data["Waits"], data["WaitsMore"] = job.DependsOn[:waitsMax], len(job.DependsOn)-waitsMax
+	}
+	d.render(w, r, http.StatusOK, "job", data)
 }
+
+// waitsMax bounds the jobs a job's page links to as those it waits for: a batch's callback
+// waits for every job of the batch, which its workflow's page lists.
+const waitsMax = 100
 
 func (d *Dashboard) cancelJob(w http.ResponseWriter, r *http.Request) { d.onJob(w, r, d.client.Cancel) }
 func (d *Dashboard) retryJob(w http.ResponseWriter, r *http.Request)  { d.onJob(w, r, d.client.Retry) }

@@ -191,7 +191,9 @@ func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 		{"POST", "/v1/jobs/1/retry"}, {"DELETE", "/v1/jobs/1"}, {"GET", "/v1/jobs/1/wait"}, {"POST", "/v1/queues/q/pause"},
 		{"POST", "/v1/queues/q/resume"}, {"GET", "/v1/schedules"}, {"GET", "/v1/schedules/s"},
 		{"PUT", "/v1/schedules/s"}, {"DELETE", "/v1/schedules/s"}, {"POST", "/v1/schedules/s/pause"},
-		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"GET", "/v1/no-such-route"}, {"GET", "/elsewhere"},
+		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"POST", "/v1/workflows"}, {"GET", "/v1/workflows"},
+		{"GET", "/v1/workflows/w"}, {"POST", "/v1/workflows/w/cancel"}, {"POST", "/v1/workflows/w/retry"},
+		{"POST", "/v1/batches"}, {"POST", "/v1/batches/1/jobs"}, {"GET", "/v1/no-such-route"}, {"GET", "/elsewhere"},
 	} {
 		if got := s.callAs(t, "", route[0], route[1], "", nil); got != http.StatusUnauthorized {
 			t.Errorf("%s %s without a token: %d", route[0], route[1], got)

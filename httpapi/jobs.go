@@ -138,11 +138,7 @@ func (a *api) enqueueBatch(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	out := make([]insertResult, len(res))
-	for i, x := range res {
-		out[i] = insertResult{Job: x.Job, Duplicate: x.Duplicate}
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"jobs": out})
+	writeJSON(w, http.StatusCreated, map[string]any{"jobs": insertResults(res)})
 }
 
 // listMax bounds one page.
@@ -150,7 +146,7 @@ const listMax = 1000
 
 func (a *api) listJobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := rota.ListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Limit: 100}
+	p := rota.ListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Workflow: q.Get("workflow"), Limit: 100}
 	for _, v := range q["state"] {
 		for s := range strings.SplitSeq(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {

@@ -44,6 +44,9 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, store.ErrJobRunning):
 		writeError(w, http.StatusConflict, "job_running", err.Error())
+	case errors.Is(err, store.ErrNotPending):
+		// A batch whose callback has been released is closed: its jobs have all ended.
+		writeError(w, http.StatusConflict, "not_pending", err.Error())
 	case errors.Is(err, rota.ErrBusy):
 		writeError(w, http.StatusTooManyRequests, "busy", err.Error())
 	case errors.Is(err, rota.ErrNoRegistry):

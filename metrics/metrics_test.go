@@ -87,6 +87,7 @@ rota_queue_jobs{queue="default",state="cancelled"} 0
 rota_queue_jobs{queue="default",state="completed"} 3
 rota_queue_jobs{queue="default",state="discarded"} 0
 rota_queue_jobs{queue="default",state="expired"} 0
+rota_queue_jobs{queue="default",state="pending"} 0
 rota_queue_jobs{queue="default",state="retryable"} 0
 rota_queue_jobs{queue="default",state="running"} 0
 rota_queue_jobs{queue="default",state="scheduled"} 1

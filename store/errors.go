@@ -7,6 +7,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrJobRunning is returned for an operation that needs the job to be stopped first.
 	ErrJobRunning = errors.New("job is running")
+	// ErrNotPending is returned for an insert that adds a dependency to a job that no longer
+	// waits (InsertParams.DependencyOf): a batch whose callback has been released is closed.
+	ErrNotPending = errors.New("job is not pending")
 	// ErrSchemaTooNew is returned when the store was migrated by a newer build of rota.
 	ErrSchemaTooNew = errors.New("store schema is newer than this build understands")
 	// ErrInvalidLimit is returned by SetLimit for a limit that fails Limit.Validate.

@@ -8,17 +8,21 @@ import (
 
 // State is where a job is in its life.
 //
+//	pending ──(dependencies done)──┐
 //	scheduled ──(RunAt comes)──▶ available ──(claim)──▶ running ──▶ completed
 //	                                 ▲                     │
 //	                                 └──── retryable ◀─────┤ (error, attempts left)
 //	                                                       ├──▶ discarded (attempts used up)
 //	                                                       └──▶ cancelled
 //
-// Any job not yet running can be cancelled; a job not started by its ExpiresAt ends expired.
+// Any job not yet running can be cancelled; a job not started by its ExpiresAt ends expired. A
+// pending job waits for the jobs it depends on (see InsertParams.DependsOn).
 type State string
 
 const (
 	StateScheduled State = "scheduled"
+	// StatePending is a job waiting for its dependencies to end.
+	StatePending   State = "pending"
 	StateAvailable State = "available"
 	StateRunning   State = "running"
 	StateRetryable State = "retryable"
@@ -30,7 +34,7 @@ const (
 
 // States lists every state, in the order a dashboard shows them.
 var States = []State{
-	StateAvailable, StateScheduled, StateRunning, StateRetryable,
+	StateAvailable, StateScheduled, StatePending, StateRunning, StateRetryable,
 	StateCompleted, StateCancelled, StateDiscarded, StateExpired,
 }
 
@@ -72,6 +76,13 @@ type JobRow struct {
 	Schedule string          `json:"schedule,omitempty"`
 	Tags     []string        `json:"tags,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Workflow is the id of the workflow or batch the job is a step of, Step its name there.
+	Workflow string `json:"workflow,omitempty"`
+	Step     string `json:"step,omitempty"`
+	// DependsOn lists the jobs this one waited or waits for, in the order they were given
+	// (InsertParams.DependsOn, then DependsOnIndex, then jobs added by DependencyOf).
+	DependsOn        []int64 `json:"depends_on,omitempty"`
+	IgnoreFailedDeps bool    `json:"ignore_failed_deps,omitempty"`
 	// Errors holds the error of every failed attempt, oldest first.
 	Errors []AttemptError  `json:"errors,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -129,6 +140,25 @@ type InsertParams struct {
 	Schedule string
 	Tags     []string
 	Metadata json.RawMessage
+
+	// Workflow and Step place the job in a workflow or batch (ListParams.Workflow finds them).
+	Workflow string
+	Step     string
+	// DependsOn names existing jobs, and DependsOnIndex earlier params of the same Insert call,
+	// that this job waits for: it is inserted pending and becomes available (or scheduled, when
+	// its RunAt is still ahead) once each of them has completed. When one ends discarded,
+	// cancelled or expired, or is deleted before it ends, the job ends cancelled with
+	// DependencyError naming it, and so in turn do the jobs waiting for it — unless
+	// IgnoreFailedDeps, which makes it wait only for each to end, however. A dependency already
+	// ended when the job is inserted counts as it ended. An id the store does not hold fails the
+	// insert with ErrNotFound.
+	DependsOn        []int64
+	DependsOnIndex   []int
+	IgnoreFailedDeps bool
+	// DependencyOf adds the new job to the dependencies of a pending job (a batch's callback):
+	// that job waits for this one too. A job that is no longer pending fails the insert with
+	// ErrNotPending, and nothing of the call is inserted.
+	DependencyOf int64
 }
 
 // UniqueStatesDefault returns the states in which a job holds its unique key when its
@@ -179,11 +209,13 @@ type Outcome struct {
 
 // ListParams filters List. Zero fields do not filter.
 type ListParams struct {
-	States  []State
-	Queue   string
-	Kind    string
-	AfterID int64
-	Desc    bool
+	States []State
+	Queue  string
+	Kind   string
+	// Workflow lists the steps of one workflow or batch.
+	Workflow string
+	AfterID  int64
+	Desc     bool
 	// Limit defaults to ListLimitDefault when zero.
 	Limit int
 }

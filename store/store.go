@@ -86,16 +86,30 @@ type Store interface {
 	// heartbeat. A job already final is returned unchanged. Unknown ids give ErrNotFound.
 	Cancel(ctx context.Context, id int64) (*JobRow, error)
 
-	// Retry makes a job that is not running available now. A job whose attempts are used up gets one
-	// more (MaxAttempts = Attempt + 1). A running job gives ErrJobRunning.
+	// Retry makes a job that is not running available now, a pending one too (it no longer waits
+	// for its dependencies). A job whose attempts are used up gets one more (MaxAttempts =
+	// Attempt + 1). A running job gives ErrJobRunning.
 	Retry(ctx context.Context, id int64) (*JobRow, error)
 
-	// Delete removes a job that is not running. A running job gives ErrJobRunning.
+	// Delete removes a job that is not running. A running job gives ErrJobRunning. The pending
+	// jobs that waited for a deleted job that had not ended end cancelled
+	// (DependencyDeletedError).
 	Delete(ctx context.Context, id int64) error
 
 	// Prune deletes up to p.Limit jobs in one of p.States that were finalized before p.Before, and
 	// returns how many it deleted. A Limit of zero or less deletes every match.
 	Prune(ctx context.Context, p PruneParams) (int, error)
+
+	// Workflows counts the steps of workflows by state (see WorkflowListParams).
+	Workflows(ctx context.Context, p WorkflowListParams) ([]WorkflowStats, error)
+
+	// RetryWorkflow runs a workflow's ended-but-not-completed steps again, in the order their
+	// dependencies give: each such step waits again (pending) for those of its dependencies that
+	// have not completed, counting the steps retried with it, and is available now when it
+	// waits for none; a step whose attempts are used up gets one more. Running, waiting and
+	// completed steps are left as they are. It returns the steps it changed, as they now are; an
+	// unknown workflow gives ErrNotFound.
+	RetryWorkflow(ctx context.Context, workflow string) ([]*JobRow, error)
 
 	// QueueStats counts jobs per state for every queue that has jobs or is paused.
 	QueueStats(ctx context.Context) ([]QueueStats, error)

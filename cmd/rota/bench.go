@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -36,6 +38,10 @@ func (a *app) benchCmd() *cobra.Command {
   latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
   soak         latency for --duration (up to 24 h), reported every --window: start latency,
                this process's memory, the store's size; completed jobs are kept one window
+  fan-out-in   a workflow of one step, --jobs steps waiting for it and one waiting for them all,
+               beside a plain drain of --jobs jobs (not part of all)
+  chain        a workflow of --jobs steps each waiting for the one before: step-to-step start
+               percentiles (not part of all)
 
 --queued and --retained first fill the store with jobs that wait for tomorrow and with completed
 jobs, to show what each workload costs on a big table (a progress bar shows how far it got).
@@ -57,6 +63,9 @@ by side, not across days.`,
 				return err
 			}
 			cfg.Progress = a.benchProgress()
+			if workload == "fan-out-in" || workload == "chain" {
+				return a.benchWorkflow(cmd.Context(), workload, cfg)
+			}
 			ws := bench.Workloads
 			if workload != "all" {
 				w, err := bench.ParseWorkload(workload)
@@ -108,7 +117,7 @@ by side, not across days.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workload, "workload", "all", "insert-many, insert-one, drain, latency, all, or soak (not part of all)")
+	f.StringVar(&workload, "workload", "all", "insert-many, insert-one, drain, latency, all, or soak, fan-out-in, chain (not part of all)")
 	f.DurationVar(&cfg.Window, "window", bench.WindowDefault, "soak: the span of one line of the report, and how long completed jobs are kept")
 	f.IntVar(&cfg.Jobs, "jobs", bench.JobsDefault, "jobs per insert-many, insert-one and drain run")
 	f.IntVar(&cfg.Batch, "batch", bench.BatchDefault, "jobs per InsertMany call")
@@ -123,20 +132,72 @@ by side, not across days.`,
 
 // benchTarget is rota on fresh stores of the kind --store names.
 func (a *app) benchTarget() (bench.Target, error) {
-	loc, err := storeurl.Parse(a.storeURL)
+	name, open, err := a.benchOpener()
 	if err != nil {
 		return nil, err
 	}
+	return bench.Rota(name, open), nil
+}
+
+// benchOpener opens fresh stores of the kind --store names.
+func (a *app) benchOpener() (string, bench.Opener, error) {
+	loc, err := storeurl.Parse(a.storeURL)
+	if err != nil {
+		return "", nil, err
+	}
 	switch loc.Kind {
 	case storeurl.SQLite:
-		return bench.Rota("rota-sqlite", bench.SQLite(filepath.Dir(loc.Path))), nil
+		return "rota-sqlite", bench.SQLite(filepath.Dir(loc.Path)), nil
 	case storeurl.Postgres:
-		return bench.Rota("rota-postgres", bench.Postgres(loc.URL)), nil
+		return "rota-postgres", bench.Postgres(loc.URL), nil
 	case redisurl.Kind:
-		return bench.Rota("rota-redis", bench.Redis(loc.URL)), nil
+		return "rota-redis", bench.Redis(loc.URL), nil
 	}
-	return nil, fmt.Errorf("rota bench: cannot benchmark a %s store", loc.Kind)
+	return "", nil, fmt.Errorf("rota bench: cannot benchmark a %s store", loc.Kind)
 }
+
+// benchWorkflow runs one of the workflow workloads and prints its figures.
+func (a *app) benchWorkflow(ctx context.Context, workload string, cfg bench.Config) error {
+	_, open, err := a.benchOpener()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(a.stderr, "rota bench: %s of %d on %s ...\n", workload, cfg.Jobs, a.storeName())
+	var res any
+	var line string
+	if workload == "chain" {
+		r, err := bench.Chain(ctx, open, cfg.Jobs)
+		if err != nil {
+			return err
+		}
+		res = r
+		line = fmt.Sprintf("chain of %d steps: %.2f s; step to step p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+			r.Steps, r.Elapsed.Seconds(), msOf(r.Gap.P50), msOf(r.Gap.P99), msOf(r.Gap.Max))
+	} else {
+		workers := cfg.Workers
+		if workers == 0 {
+			workers = bench.WorkersDefault
+		}
+		r, err := bench.FanOutIn(ctx, open, cfg.Jobs, workers)
+		if err != nil {
+			return err
+		}
+		res = r
+		line = fmt.Sprintf("fan-out/fan-in of %d steps: %.2f s; drain of %d jobs: %.2f s; %.2f× the drain\n",
+			r.Steps, r.Fan.Seconds(), r.Steps, r.Drain.Seconds(), r.Ratio())
+	}
+	if a.jsonOutput() {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	_, err = fmt.Fprint(a.stdout, line)
+	return err
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // benchDurationMax keeps a mistyped --duration from inserting for hours; a soak is meant to.
 const (

@@ -41,3 +41,28 @@ func TestBenchRedis(t *testing.T) {
 		t.Fatal("bench deleted a key of the named namespace")
 	}
 }
+
+// The workflow workloads run on fresh SQLite files beside the named one and report their
+// figures.
+func TestBenchWorkflows(t *testing.T) {
+	e := newEnv(t)
+	var fan struct {
+		Steps int   `json:"steps"`
+		Fan   int64 `json:"fan_ns"`
+		Drain int64 `json:"drain_ns"`
+	}
+	r := e.run("bench", "--workload", "fan-out-in", "--jobs", "200", "--workers", "10", "-o", "json").ok(t)
+	if err := json.Unmarshal([]byte(r.stdout), &fan); err != nil || fan.Steps != 200 || fan.Fan <= 0 || fan.Drain <= 0 {
+		t.Fatalf("fan-out-in: %+v (%v):\n%s", fan, err, r.stdout)
+	}
+	var chain struct {
+		Steps int `json:"steps"`
+		Gap   struct {
+			P99 float64 `json:"p99_ms"`
+		} `json:"gap"`
+	}
+	r = e.run("bench", "--workload", "chain", "--jobs", "20", "-o", "json").ok(t)
+	if err := json.Unmarshal([]byte(r.stdout), &chain); err != nil || chain.Steps != 20 || chain.Gap.P99 <= 0 {
+		t.Fatalf("chain: %+v (%v):\n%s", chain, err, r.stdout)
+	}
+}

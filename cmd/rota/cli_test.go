@@ -16,6 +16,7 @@ func TestMistypedSubcommandFailsWithASuggestion(t *testing.T) {
 	e.run("jobs", "lst").fails(t, `unknown command "lst" for "rota jobs"; did you mean "list"?`)
 	e.run("queues", "lsit").fails(t, `did you mean "list"?`)
 	e.run("cron", "shwo").fails(t, `did you mean "show"?`)
+	e.run("workflows", "lst").fails(t, `unknown command "lst" for "rota workflows"; did you mean "list"?`)
 	e.run("cron", "frobnicate").fails(t, `unknown command "frobnicate" for "rota cron"; see rota cron --help`)
 	if r := e.run("jobs").ok(t); !strings.Contains(r.stdout, "Available Commands") {
 		t.Fatalf("rota jobs alone prints no help:\n%s", r.stdout)
@@ -35,6 +36,7 @@ func TestReadingCommandsNeverCreateAStore(t *testing.T) {
 		{"jobs", "list"}, {"jobs", "show", "1"}, {"jobs", "cancel", "1"}, {"jobs", "retry", "1"},
 		{"jobs", "delete", "1"}, {"queues", "list"}, {"queues", "pause", "default"},
 		{"cron", "list"}, {"cron", "show", "x"}, {"cron", "remove", "x"}, {"status"},
+		{"workflows", "list"}, {"workflows", "show", "w"}, {"workflows", "cancel", "w"}, {"workflows", "retry", "w"},
 	} {
 		e.run(args...).fails(t, "no store at "+e.store)
 		if _, err := os.Stat(path); !os.IsNotExist(err) {

@@ -129,41 +129,54 @@ func kindAndProgram(cmd *cobra.Command, args []string) (kind string, program []s
 	return args[0], program, nil
 }
 
-// argsMaxBytes bounds what --args @FILE and --args - read: far more than a store takes (the
-// insert says so in its own words), and no more than a mistaken file or pipe can cost.
+// argsMaxBytes bounds what --args @FILE, --args - and `workflows insert --file` read: far more
+// than a store takes (the insert says so in its own words), and no more than a mistaken file or
+// pipe can cost.
 const argsMaxBytes = 64 << 20
 
 // readArgsFlag is the text of --args: as given, or read from FILE for @FILE, or from the
 // standard input for -, for args larger than a command line may be.
 func (a *app) readArgsFlag(v string) (string, error) {
+	path := v
+	switch {
+	case v == "-":
+	case strings.HasPrefix(v, "@"):
+		path = v[1:]
+	default:
+		return v, nil
+	}
+	b, err := a.readInput("--args", v, path)
+	return string(b), err
+}
+
+// readInput reads the file at path, or the standard input for -, that flag (given as value)
+// names: at most argsMaxBytes, and not empty.
+func (a *app) readInput(flag, value, path string) ([]byte, error) {
 	var (
 		r    io.Reader
 		name string
 	)
-	switch {
-	case v == "-":
+	if path == "-" {
 		r, name = a.stdin, "the standard input"
-	case strings.HasPrefix(v, "@"):
-		f, err := os.Open(v[1:])
+	} else {
+		f, err := os.Open(path)
 		if err != nil {
-			return "", fmt.Errorf("--args %s: %w", v, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, value, err)
 		}
 		defer f.Close()
-		r, name = f, v[1:]
-	default:
-		return v, nil
+		r, name = f, path
 	}
 	b, err := io.ReadAll(io.LimitReader(r, argsMaxBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("--args: read %s: %w", name, err)
+		return nil, fmt.Errorf("%s: read %s: %w", flag, name, err)
 	}
 	if len(b) > argsMaxBytes {
-		return "", fmt.Errorf("--args: %s holds more than %d MiB", name, argsMaxBytes>>20)
+		return nil, fmt.Errorf("%s: %s holds more than %d MiB", flag, name, argsMaxBytes>>20)
 	}
 	if strings.TrimSpace(string(b)) == "" {
-		return "", fmt.Errorf("--args: %s is empty", name)
+		return nil, fmt.Errorf("%s: %s is empty", flag, name)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 // jobArgs builds the job's JSON args from --args (see readArgsFlag) and, for exec, the program

@@ -34,6 +34,7 @@ func (a *app) jobsListCmd() *cobra.Command {
 		Example: `  rota jobs list --state discarded,retryable
   rota jobs list --queue emails --limit 20 --after 120
   rota jobs list --order oldest
+  rota jobs list --workflow w0193a5c2e0a1f3c2b1d4e5 --state cancelled
   rota jobs list -o json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,6 +79,7 @@ func (a *app) jobsListCmd() *cobra.Command {
 	f.StringSliceVar(&states, "state", nil, "only jobs in these states (repeat or separate with commas): "+statesList())
 	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
 	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	f.StringVar(&p.Workflow, "workflow", "", "only the steps of this workflow or batch")
 	f.IntVar(&p.Limit, "limit", 50, "at most this many jobs")
 	f.Int64Var(&p.AfterID, "after", 0, "the page after this id, in the list's order (the last id of the previous page)")
 	f.StringVar(&order, "order", "newest", "newest (highest id first, as the dashboard and the API list) or oldest")

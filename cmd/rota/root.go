@@ -90,8 +90,8 @@ Start a node that runs the built-in job kinds (exec, http), then add jobs from a
 	root.PersistentFlags().StringVar(&a.storeURL, "store", storeDefault,
 		"the store: sqlite:PATH (or a path), postgres://… or redis://… (env ROTA_STORE)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	root.AddCommand(a.serveCmd(), a.enqueueCmd(), a.jobsCmd(), a.queuesCmd(), a.cronCmd(), a.statusCmd(),
-		a.migrateCmd(), a.benchCmd(), a.versionCmd())
+	root.AddCommand(a.serveCmd(), a.enqueueCmd(), a.jobsCmd(), a.workflowsCmd(), a.queuesCmd(), a.cronCmd(),
+		a.statusCmd(), a.migrateCmd(), a.benchCmd(), a.versionCmd())
 	return root
 }
 

@@ -53,6 +53,10 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 	if p.Kind != "" {
 		where = append(where, "kind = "+arg(p.Kind))
 	}
+	if p.Workflow != "" {
+		// In the collation of jobs_workflow, whose (workflow, id) order pages a workflow's steps.
+		where = append(where, `workflow COLLATE "C" = `+arg(p.Workflow))
+	}
 	order := "id"
 	if p.AfterID != 0 {
 		if p.Desc {
@@ -90,13 +94,13 @@ WITH cancelled AS (
 		state = CASE WHEN state = 'running' THEN state ELSE 'cancelled' END,
 		cancel_requested = cancel_requested OR state = 'running',
 		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END
-	WHERE id = $2 AND state IN ('scheduled', 'available', 'running', 'retryable')
+	WHERE id = $2 AND state IN ('scheduled', 'pending', 'available', 'running', 'retryable')
 	RETURNING ` + jobColumns + `, ` + notifyIfFinal + `
 )
 SELECT ` + jobColumns + ` FROM cancelled`
 
 // Cancel ends a job that has not started as cancelled, and records the request for a running
-// one.
+// one. What waited for a cancelled job is resolved by the jobs_ended trigger.
 func (s *Store) Cancel(ctx context.Context, id int64) (*store.JobRow, error) {
 	j, err := s.changeOrGet(ctx, s.sql(cancelSQL), id)
 	if err != nil {
@@ -139,15 +143,22 @@ func (s *Store) changeOrGet(ctx context.Context, q string, id int64) (*store.Job
 	return j, err
 }
 
-// Delete removes a job that is not running. The statement reads the job's state (before the
-// delete, from its snapshot) alongside the delete, so it tells a running job from a missing one
-// in one round trip: a job that exists and was not deleted is running.
+// deleteSQL deletes a job that is not running. It reads the job's state (before the delete,
+// from its snapshot) alongside the delete, so it tells a running job from a missing one in one
+// round trip: a job that exists and was not deleted is running.
+const deleteSQL = `
+WITH deleted AS (DELETE FROM {schema}.jobs WHERE id = $1 AND state <> 'running' RETURNING id)
+SELECT EXISTS (SELECT 1 FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted)`
+
+// Delete removes a job that is not running. The jobs_deleted trigger cancels what waited for
+// it, at the store's time, which the deleted row does not carry: the batch hands it over in the
+// setting rota.now first, for its implicit transaction only.
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	var found, deleted bool
-	err := s.pool.QueryRow(ctx, s.sql(`
-		WITH deleted AS (DELETE FROM {schema}.jobs WHERE id = $1 AND state <> 'running' RETURNING id)
-		SELECT EXISTS (SELECT 1 FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted)`), id).
-		Scan(&found, &deleted)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('rota.now', coalesce($1::timestamptz, now())::text, true)`, s.now())
+	b.Queue(s.sql(deleteSQL), id).QueryRow(func(r pgx.Row) error { return r.Scan(&found, &deleted) })
+	err := s.pool.SendBatch(ctx, b).Close()
 	switch {
 	case err != nil:
 		return fmt.Errorf("postgres: delete %d: %w", id, err)

@@ -27,7 +27,8 @@ const copyMinRows = 200
 const maxRowsPerStatement = 5000
 
 // Insert adds jobs in one transaction. Small batches without unique keys, and single jobs, are
-// one statement; large batches go through COPY.
+// one statement; large batches go through COPY; jobs with dependencies or in a workflow take
+// the dependency path (insertDeps).
 func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
@@ -55,6 +56,9 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 // threshold go in one statement, and a single job that supersedes nothing makes one write at
 // most (its insert), whatever the reads after a conflict.
 func oneStatement(params []store.InsertParams) bool {
+	if slices.ContainsFunc(params, usesDeps) {
+		return false
+	}
 	if len(params) == 1 {
 		return !params[0].Supersede || params[0].UniqueKey == ""
 	}
@@ -99,6 +103,9 @@ func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParam
 // the new job is a duplicate of it, or it supersedes it (cancels it) and tries again next round.
 // A holder that left its unique states in between also sends the job to the next round.
 func (s *Store) insert(ctx context.Context, q querier, params []store.InsertParams) ([]store.InsertResult, error) {
+	if slices.ContainsFunc(params, usesDeps) {
+		return s.insertDeps(ctx, q, params)
+	}
 	out := make([]store.InsertResult, len(params))
 	var plain, pending []int
 	for i, p := range params {

@@ -53,6 +53,20 @@
 // wait for a limit's lock: they pay a probe of the limits table, and an empty claim one more
 // small statement to tell "no jobs" from "held back".
 //
+// # Dependencies
+//
+// A job that waits for others (store.InsertParams.DependsOn) is pending, with a count of what it
+// still waits for and an edge from each of those in the table job_deps. Its insert locks what it
+// names (FOR NO KEY UPDATE) before reading their states, so a dependency ending at that moment
+// is seen ended or sees the new edge. Every way a job ends — an outcome, a cancel, a rescue, an
+// expiry, a supersede, a schedule's change — resolves its dependents in the same transaction
+// through one row trigger on the end of a job flagged has_dependents: it counts the
+// dependency off, releases the dependent, or cancels it and, in a loop, what waits for that.
+// Its WHEN clause keeps it off every other job, so ending a job nothing waits for costs what it
+// did. A statement's ends are resolved together, their dependents locked in id order, so nodes
+// completing jobs with dependents in common do not deadlock. Jobs of a workflow are found
+// through an index of their own.
+//
 // # Inserting in the caller's transaction
 //
 // Store implements store.TxInserter. InsertTx accepts a pgx.Tx (from a pgx.Conn or a

@@ -11,7 +11,8 @@ import (
 // jobColumns are the columns scanJob reads, in its order.
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
-	finalized_at, owner, lease_until, fence, cancel_requested, schedule`
+	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
+	ignore_failed_deps`
 
 // scanner is a row of pgx or of database/sql.
 type scanner interface {
@@ -28,11 +29,14 @@ func scanJob(r scanner) (*store.JobRow, error) {
 		expiresAt, attemptedAt     *time.Time
 		finalizedAt, leaseUntil    *time.Time
 		uniqueKey, owner, schedule *string
+		workflow, step             *string
+		ignoreFailedDeps           *bool
 		priority, attempt, maxAtts int32
 	)
 	err := r.Scan(&j.ID, &j.Kind, &j.Queue, &args, &priority, &state, &attempt, &maxAtts,
 		&j.RunAt, &expiresAt, &uniqueKey, &j.Tags, &metadata, &errs, &result, &j.CreatedAt,
-		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested, &schedule)
+		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested, &schedule,
+		&workflow, &step, &j.DependsOn, &ignoreFailedDeps)
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +46,12 @@ func scanJob(r scanner) (*store.JobRow, error) {
 	j.ExpiresAt, j.AttemptedAt = deref(expiresAt), deref(attemptedAt)
 	j.FinalizedAt, j.LeaseUntil = deref(finalizedAt), deref(leaseUntil)
 	j.UniqueKey, j.Owner, j.Schedule = deref(uniqueKey), deref(owner), deref(schedule)
+	j.Workflow, j.Step, j.IgnoreFailedDeps = deref(workflow), deref(step), deref(ignoreFailedDeps)
 	if len(j.Tags) == 0 {
 		j.Tags = nil
+	}
+	if len(j.DependsOn) == 0 {
+		j.DependsOn = nil
 	}
 	if len(errs) > 0 && string(errs) != "[]" {
 		if err := json.Unmarshal(errs, &j.Errors); err != nil {

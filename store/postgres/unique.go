@@ -27,7 +27,7 @@ WITH superseded AS (
 		state = CASE WHEN state = 'running' THEN state ELSE 'cancelled' END,
 		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END,
 		unique_states = CASE WHEN state = 'running' THEN '{}' ELSE unique_states END
-	WHERE id = ANY ($2::bigint[]) AND state IN ('scheduled', 'available', 'retryable', 'running')
+	WHERE id = ANY ($2::bigint[]) AND state IN ('scheduled', 'pending', 'available', 'retryable', 'running')
 	RETURNING id, state, queue
 )
 SELECT {now}, ARRAY(SELECT id FROM superseded WHERE state = 'cancelled'), ` + finalNotify("superseded")

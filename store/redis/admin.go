@@ -145,7 +145,7 @@ func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 
 // luaStates is the prelude's STATES, the order stats.lua counts in.
 var luaStates = []store.State{
-	store.StateAvailable, store.StateScheduled, store.StateRunning, store.StateRetryable,
+	store.StateAvailable, store.StateScheduled, store.StatePending, store.StateRunning, store.StateRetryable,
 	store.StateCompleted, store.StateCancelled, store.StateDiscarded, store.StateExpired,
 }
 

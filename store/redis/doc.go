@@ -10,8 +10,11 @@
 // only the kinds it runs without stepping over others; a waiting set per queue for scheduled
 // and retryable jobs, promoted by claims; an expiry set per queue; the running set by lease; and
 // an id-ordered set per (state, queue), whose sizes are QueueStats' counts and whose merge is
-// List. No key carries a TTL: a fake clock could not drive it, and it would delete state
-// silently. Several namespaces may share one Redis.
+// List. A pending job is in its (state, queue) set only; each job it waits for holds it in a
+// set of dependents, settled by whichever script ends that job (deps.go). Workflows keep their
+// ids, their steps and their counts by state in keys of their own (workflows.go). No key
+// carries a TTL: a fake clock could not drive it, and it would delete state silently. Several
+// namespaces may share one Redis.
 //
 // # Time
 //

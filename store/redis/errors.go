@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -19,6 +20,10 @@ import (
 // at 1 again under nodes that still hold jobs of the old one.
 var ErrNotMigrated = errors.New("namespace is not migrated (run rota migrate), or it was flushed")
 
+// refusedRE matches a script's refusal of a call about one job: the insert of a job depending
+// on one the store does not hold, or joining one that is not pending.
+var refusedRE = regexp.MustCompile(`ROTA (NOTFOUND|NOTPENDING) (\d+)`)
+
 // fail wraps err from script op with context, and marks it with store.ErrUnavailable when it is
 // the server's trouble and may pass: a lost or refused connection, memory full, a server still
 // loading or a read-only replica.
@@ -27,6 +32,13 @@ func (s *Store) fail(op string, err error) error {
 		return nil
 	}
 	msg := err.Error()
+	if m := refusedRE.FindStringSubmatch(msg); m != nil {
+		what := store.ErrNotFound
+		if m[1] == "NOTPENDING" {
+			what = store.ErrNotPending
+		}
+		return fmt.Errorf("redis: %s: job %s: %w", op, m[2], what)
+	}
 	switch {
 	case strings.Contains(msg, "ROTA NOTMIGRATED"):
 		return fmt.Errorf("redis: %s: namespace %q: %w", op, s.cfg.namespace, ErrNotMigrated)

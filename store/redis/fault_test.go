@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,40 @@ func TestSchemaTooNew(t *testing.T) {
 	_, err := Open(ctx, redistest.URL(t), WithNamespace(s.Namespace()), WithLogger(quiet))
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Errorf("Open = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// A namespace of an older layout is refused until migrated, and Migrate moves it up keeping its
+// jobs and identity: the version before dependencies must not be written by this build, nor this
+// build's by one that would not settle them.
+func TestOlderNamespaceMigratedUp(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	res, err := s.Insert(ctx, []store.InsertParams{job("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.HSet(ctx, s.keys[0], "version", schemaVersion-1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, ErrNotMigrated) {
+		t.Fatalf("Insert on an older namespace = %v, want ErrNotMigrated", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.rdb.HGet(ctx, s.keys[0], "version").Val(); v != strconv.Itoa(schemaVersion) {
+		t.Fatalf("version %s after Migrate, want %d", v, schemaVersion)
+	}
+	if again, err := s.Identity(ctx); err != nil || again != id {
+		t.Errorf("identity %q (%v) after Migrate, want %q kept", again, err, id)
+	}
+	if _, err := s.Get(ctx, res[0].Job.ID); err != nil {
+		t.Errorf("job inserted before: %v", err)
 	}
 }
 

@@ -20,13 +20,24 @@ const insertChunk = 1000
 // Insert adds jobs in one script, or for more than insertChunk jobs in one transaction of
 // several. Unique keys are settled inside the script, in the order of params. Small calls that
 // arrive while another is in flight share the next script (see coalescer); each call's jobs
-// stay together and in order.
+// stay together and in order. A call with dependencies goes alone, in one script however
+// large (see hasDeps).
 func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	if len(params) == 0 {
 		return nil, nil
 	}
-	if len(params) <= coalesceMax {
-		return s.inserts.insert(ctx, params)
+	if !hasDeps(params) {
+		if len(params) <= coalesceMax {
+			return s.inserts.insert(ctx, params)
+		}
+		return s.insertNow(ctx, params)
+	}
+	for i, p := range params {
+		for _, d := range p.DependsOnIndex {
+			if d < 0 || d >= i {
+				return nil, fmt.Errorf("redis: insert: job %d depends on index %d, not an earlier job of the call", i, d)
+			}
+		}
 	}
 	return s.insertNow(ctx, params)
 }
@@ -34,7 +45,7 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 // insertNow is Insert without coalescing.
 func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	var replies []any
-	if len(params) <= insertChunk {
+	if len(params) <= insertChunk || hasDeps(params) {
 		v, err := s.run(ctx, scriptInsert, insertArgs(s.origin, params)...)
 		if err != nil {
 			return nil, err
@@ -50,7 +61,10 @@ func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]s
 	cancelled := make(map[int64]bool)
 	var now string
 	for c, v := range replies {
-		chunk := params[c*insertChunk : min((c+1)*insertChunk, len(params))]
+		chunk := params
+		if len(replies) > 1 {
+			chunk = params[c*insertChunk : min((c+1)*insertChunk, len(params))]
+		}
 		res, nowS, gone, err := decodeInsert(v, chunk)
 		if err != nil {
 			return nil, fmt.Errorf("redis: insert: %w", err)
@@ -86,7 +100,7 @@ func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]an
 	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		for i := 0; i < len(params); i += insertChunk {
 			chunk := params[i:min(i+insertChunk, len(params))]
-			cmds = append(cmds, scriptInsert.Eval(ctx, p, s.keys, s.argv(insertArgs(s.origin, chunk))...))
+			cmds = append(cmds, scriptInsert.Eval(ctx, p, s.keys, s.argv(scriptInsert, insertArgs(s.origin, chunk))...))
 		}
 		return nil
 	})
@@ -116,7 +130,7 @@ func insertArgs(origin string, params []store.InsertParams) []any {
 }
 
 // jobFields is how many ARGV one job takes (insertlib.lua's NF).
-const jobFields = 13
+const jobFields = 14
 
 func appendJob(args []any, p store.InsertParams) []any {
 	var ustates, tags, supersede string
@@ -142,12 +156,12 @@ func appendJob(args []any, p store.InsertParams) []any {
 	}
 	return append(args, p.Kind, p.Queue, string(p.Args), strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
 		microsOrEmpty(p.RunAt), microsOrEmpty(p.ExpiresAt), p.UniqueKey, ustates, supersede, p.Schedule,
-		tags, string(p.Metadata))
+		tags, string(p.Metadata), depsArg(p))
 }
 
 // decodeInsert reads one insert script's reply {now, results, cancelled ids} (a result is a new
-// job's id or a duplicate's holder row) and builds the rows of new jobs from their params, as
-// they were written.
+// job's id, or a flag and a row: a duplicate's holder, or a new job with dependency fields as
+// the script wrote it) and builds the rows of the other new jobs from their params.
 func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
 	r, _ := v.([]any)
 	if len(r) != 3 {
@@ -163,12 +177,15 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 		return nil, "", nil, fmt.Errorf("%d results for %d jobs", len(list), len(params))
 	}
 	for i, x := range list {
-		if row, ok := x.([]any); ok {
-			j, err := decodeJob(row)
-			if err != nil || j == nil {
-				return nil, "", nil, fmt.Errorf("duplicate: %v", err)
+		if r, ok := x.([]any); ok {
+			if len(r) != 2 {
+				return nil, "", nil, fmt.Errorf("unexpected result %v", x)
 			}
-			res = append(res, store.InsertResult{Job: j, Duplicate: true})
+			j, err := decodeJob(r[1])
+			if err != nil || j == nil {
+				return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
+			}
+			res = append(res, store.InsertResult{Job: j, Duplicate: toStr(r[0]) == "1"})
 			continue
 		}
 		p := params[i]

@@ -9,8 +9,9 @@ import (
 )
 
 // List merges the id-ordered (state, queue) index sets the filters name, so State and Queue
-// filters never scan; a Kind filter examines ids in order, at most 2000 per script, and List
-// calls again from the script's cursor until the page is full or the sets end.
+// filters never scan; a Workflow filter reads that workflow's steps alone. A Kind filter (or a
+// State or Queue filter with a Workflow) examines ids in order, at most 2000 per script, and
+// List calls again from the script's cursor until the page is full or the sets end.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -30,7 +31,7 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		for _, st := range p.States {
 			args = append(args, string(st))
 		}
-		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out))
+		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out), p.Workflow)
 		v, err := s.run(ctx, scriptList, args...)
 		if err != nil {
 			return nil, err

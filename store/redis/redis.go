@@ -18,8 +18,10 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// schemaVersion is the layout of keys this build reads and writes, kept in the meta hash.
-const schemaVersion = 1
+// schemaVersion is the layout of keys this build reads and writes, kept in the meta hash. 2 added
+// dependencies (workflows): a build of version 1 would not settle them, so it refuses the
+// namespace.
+const schemaVersion = 2
 
 // Store is a store.Store on Redis. It is also a store.Notifier, store.Leaser,
 // store.NodeRegistry and store.QueueLoader.
@@ -235,9 +237,13 @@ func (s *Store) start(ctx context.Context) error {
 	if err != nil {
 		return s.fail("open", err)
 	}
-	if n, _ := strconv.Atoi(v); n > schemaVersion {
+	n, _ := strconv.Atoi(v)
+	if n > schemaVersion {
 		return fmt.Errorf("redis: open: namespace %q at version %d, this build knows %d: %w",
 			s.cfg.namespace, n, schemaVersion, store.ErrSchemaTooNew)
+	}
+	if n < schemaVersion {
+		s.cfg.logger.Warn("rota: redis namespace needs migrating", "namespace", s.cfg.namespace, "version", n, "want", schemaVersion)
 	}
 	return nil
 }
@@ -267,9 +273,16 @@ func (s *Store) nowArg() string {
 	return strconv.FormatInt(s.cfg.clock.Now().UnixMicro(), 10)
 }
 
-// argv is a script's ARGV: the prefix, the time and the schema version, then args.
-func (s *Store) argv(args []any) []any {
-	return append([]any{s.prefix, s.nowArg(), schemaVersion}, args...)
+// argv is sc's ARGV: the prefix, the time and the schema version, then args, then for a script
+// that settles dependents the texts it may cancel them with.
+func (s *Store) argv(sc *script, args []any) []any {
+	out := make([]any, 0, 3+len(args)+len(depTextArgs))
+	out = append(out, s.prefix, s.nowArg(), schemaVersion)
+	out = append(out, args...)
+	if sc.settles {
+		out = append(out, depTextArgs...)
+	}
+	return out
 }
 
 // run runs sc with args after the common ARGV. Script.Run sends EVALSHA and, on NOSCRIPT (after
@@ -277,14 +290,14 @@ func (s *Store) argv(args []any) []any {
 // followed by WAIT when the store waits for replicas (see writer).
 func (s *Store) run(ctx context.Context, sc *script, args ...any) (any, error) {
 	if sc.readOnly {
-		return s.result(sc.name, sc.RunRO(ctx, s.rdb, s.keys, s.argv(args)...))
+		return s.result(sc.name, sc.RunRO(ctx, s.rdb, s.keys, s.argv(sc, args)...))
 	}
 	w, release, err := s.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	v, err := s.result(sc.name, sc.Run(ctx, w, s.keys, s.argv(args)...))
+	v, err := s.result(sc.name, sc.Run(ctx, w, s.keys, s.argv(sc, args)...))
 	if err != nil {
 		// Scripts check before they write: one that failed wrote nothing to wait for.
 		return nil, err

@@ -47,12 +47,14 @@ func job(kind string) store.InsertParams {
 	return store.InsertParams{Kind: kind, Queue: "default", Args: []byte(`{"n":1}`), MaxAttempts: 3}
 }
 
-// Several handles on one namespace (nodes sharing a Redis) race claims under a limit and plans
-// of one schedule.
+// Several handles on one namespace (nodes sharing a Redis) race claims under a limit, plans of
+// one schedule, and the ends of dependencies against each other and against their dependents'
+// inserts.
 func TestRacesAcrossHandles(t *testing.T) {
 	url := redistest.URL(t)
 	for name, race := range map[string]func(*testing.T, ...store.Store){
 		"LimitRace": storetest.LimitRace, "PlanRace": storetest.PlanRace,
+		"LastDepsRace": storetest.LastDepsRace, "InsertDepRace": storetest.InsertDepRace,
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := redistest.Namespace(t, url)

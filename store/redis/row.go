@@ -17,7 +17,10 @@ import (
 //	i id, k kind, q queue, s state, p priority, a attempt, m max attempts, r run_at, x expires_at,
 //	c created_at, t attempted_at, z finalized_at, f fence, o owner, l lease_until,
 //	cr cancel requested, u unique key, us unique states (",s1,s2,", emptied when the job gives
-//	its key up), sc schedule, A args, T tags (JSON), M metadata, R result, E errors (JSON lines).
+//	its key up), sc schedule, A args, T tags (JSON), M metadata, R result, E errors (JSON lines),
+//	W workflow, st step, D dependencies (comma-separated ids, in order), ig ignores failed
+//	dependencies, dn how many it still waits for (while pending), dp has or had dependents
+//	(deps.go).
 //
 // Times are integer microseconds since the Unix epoch, as decimal strings.
 
@@ -140,6 +143,14 @@ func decodeJob(v any) (*store.JobRow, error) {
 		if err := json.Unmarshal([]byte(t), &j.Tags); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("tags: %w", err)
 		}
+	}
+	j.Workflow, j.Step, j.IgnoreFailedDeps = m["W"], m["st"], m["ig"] != ""
+	if d := m["D"]; d != "" {
+		ids, err := parseIDs(d)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("dependencies: %w", err)
+		}
+		j.DependsOn = ids
 	}
 	if e := m["E"]; e != "" {
 		sc := bufio.NewScanner(strings.NewReader(e))

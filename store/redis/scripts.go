@@ -12,7 +12,8 @@ import (
 // file starts with "#!ro" reads only: it gets the no-writes flag, so it may run on a replica
 // through EVALSHA_RO. Every other one gets a bare "#!lua" line, which makes Redis refuse it
 // before it starts when memory is full (no half-written transition) and check that every key
-// it declares is in one slot.
+// it declares is in one slot. A script that may end or delete jobs calls finish(), which settles
+// their dependents: it is sent the dependency error texts as its last arguments (see settles).
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -21,6 +22,9 @@ var luaFiles embed.FS
 type script struct {
 	name     string
 	readOnly bool
+	// settles is set for a script that calls finish(): it may cancel dependents, with texts
+	// from Go (depTextArgs) appended to its ARGV.
+	settles bool
 	*goredis.Script
 }
 
@@ -47,14 +51,15 @@ func newScript(name string, libs ...string) *script {
 		src.WriteString(lua(l))
 	}
 	src.WriteString(body)
-	return &script{name: name, readOnly: readOnly, Script: goredis.NewScript(src.String())}
+	settles := strings.Contains(body, "finish()")
+	return &script{name: name, readOnly: readOnly, settles: settles, Script: goredis.NewScript(src.String())}
 }
 
 var (
 	scriptMigrate      = newScript("migrate")
 	scriptIdentity     = newScript("identity")
 	scriptNow          = newScript("now")
-	scriptInsert       = newScript("insert", "insertlib")
+	scriptInsert       = newScript("insert", "insertdeps", "insertlib")
 	scriptClaim        = newScript("claim")
 	scriptHeartbeat    = newScript("heartbeat")
 	scriptComplete     = newScript("complete")
@@ -75,13 +80,15 @@ var (
 	scriptSchedGet     = newScript("schedget")
 	scriptSchedDelete  = newScript("scheddelete", "schedlib")
 	scriptSchedPause   = newScript("schedpause")
-	scriptPlan         = newScript("plan", "insertlib")
+	scriptPlan         = newScript("plan", "insertdeps", "insertlib")
 	scriptLeaseAcquire = newScript("leaseacquire")
 	scriptLeaseRelease = newScript("leaserelease")
 	scriptLeaseGet     = newScript("leaseget")
 	scriptNodeRegister = newScript("noderegister")
 	scriptNodeList     = newScript("nodelist")
 	scriptNodeDelete   = newScript("nodedelete")
+	scriptWorkflows    = newScript("workflows")
+	scriptRetryWF      = newScript("retryworkflow")
 )
 
 // allScripts is what Open loads with SCRIPT LOAD, so that the first EVALSHA of each finds it.
@@ -91,5 +98,5 @@ var allScripts = []*script{
 	scriptRetry, scriptDelete, scriptPrune, scriptStats, scriptLoad, scriptPause, scriptLimitSet,
 	scriptLimitList, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,
 	scriptPlan, scriptLeaseAcquire, scriptLeaseRelease, scriptLeaseGet, scriptNodeRegister,
-	scriptNodeList, scriptNodeDelete,
+	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF,
 }

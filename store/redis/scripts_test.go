@@ -26,3 +26,15 @@ func TestScriptsKeepTime(t *testing.T) {
 		}
 	}
 }
+
+// A script that moves or drops jobs ends with finish(), so that a job it ends settles its
+// dependents in the same script, and gets the texts to cancel them with.
+func TestScriptsSettleDependents(t *testing.T) {
+	moves := regexp.MustCompile(`\b(move|drop)\(`)
+	for _, sc := range allScripts {
+		body := lua(sc.name)
+		if moves.MatchString(body) && !sc.settles {
+			t.Errorf("%s moves or drops jobs but does not call finish()", sc.name)
+		}
+	}
+}

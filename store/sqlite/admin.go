@@ -90,7 +90,10 @@ func (s *Store) Cancel(ctx context.Context, id int64) (*store.JobRow, error) {
 			return err
 		}
 		t.notify(store.Notification{Topic: store.TopicFinal, Queue: j.Queue, JobID: id})
-		return moveOne(t, j, store.StateCancelled)
+		if err := moveOne(t, j, store.StateCancelled); err != nil {
+			return err
+		}
+		return resolveIn(t, ended{id: id, state: store.StateCancelled})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: cancel %d: %w", id, err)
@@ -127,18 +130,24 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 // Delete removes a job that is not running.
 func (s *Store) Delete(ctx context.Context, id int64) error {
 	err := s.write(ctx, func(t *wtx) error {
-		n, err := deleteJobs(t, `DELETE FROM jobs WHERE id = ? AND state != 'running'`, id)
-		if err != nil || n == 1 {
+		j, err := getForUpdate(t, id)
+		switch {
+		case err != nil:
 			return err
-		}
-		running, err := exists(t, `SELECT 1 FROM jobs WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		if running {
+		case j.State == store.StateRunning:
 			return store.ErrJobRunning
+		case !j.State.Final():
+			if err := resolveIn(t, ended{id: id, deleted: true}); err != nil {
+				return err
+			}
 		}
-		return store.ErrNotFound
+		if j.State == store.StatePending {
+			if _, err := t.exec(`DELETE FROM job_waits WHERE job_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		_, err = deleteJobs(t, `DELETE FROM jobs WHERE id = ?`, id)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete %d: %w", id, err)

@@ -62,7 +62,7 @@ const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fenc
 // expireSQL ends the expired jobs among the candidates.
 const expireSQL = `UPDATE jobs SET state = 'expired', finalized_at = :now
 	WHERE id IN (` + candidatesSQL + `) AND expires_at <= :now
-	RETURNING id`
+	RETURNING id, has_dependents`
 
 // gatesSQL reads whether the queue is paused and whether a limit may apply to the claim: one on
 // the queue, or one on any kind. Which kinds is asked only then, by limitUsage: matching the
@@ -161,25 +161,23 @@ func expire(t *wtx, p store.ClaimParams, kinds string, now int64, limit int) (in
 	if err != nil {
 		return 0, err
 	}
-	defer rows.Close()
 	n := 0
+	var ends []ended
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var dependents bool
+		if err := rows.Scan(&id, &dependents); err != nil {
+			rows.Close()
 			return n, err
 		}
 		n++
 		t.notify(store.Notification{Topic: store.TopicFinal, Queue: p.Queue, JobID: id})
+		if dependents {
+			ends = append(ends, ended{id: id, state: store.StateExpired})
+		}
 	}
-	return n, rows.Err()
-}
-
-// exists reports whether query returns a row.
-func exists(x execer, query string, args ...any) (bool, error) {
-	rows, err := x.query(query, args...)
-	if err != nil {
-		return false, err
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return n, err
 	}
-	defer rows.Close()
-	return rows.Next(), rows.Err()
+	return n, resolveIn(t, ends...)
 }

@@ -31,7 +31,7 @@ func completeSQL(n int) string {
 		owner = NULL, lease_until = NULL
 	FROM o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = 'running'
-	RETURNING jobs.id, jobs.queue, jobs.state`
+	RETURNING jobs.id, jobs.queue, jobs.state, jobs.has_dependents`
 }
 
 // completeColumns is how many parameters one outcome takes in completeSQL.
@@ -59,14 +59,18 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	states := make([]store.State, len(outcomes)) // the states they ended in
 	err := s.write(ctx, func(t *wtx) error {
 		clear(applied)
+		var ends []ended
 		for _, round := range rounds {
 			for len(round) > 0 {
 				n := min(len(round), completeChunk)
-				if err := complete(t, outcomes, round[:n], applied, queues, states); err != nil {
+				if err := complete(t, outcomes, round[:n], applied, queues, states, &ends); err != nil {
 					return err
 				}
 				round = round[n:]
 			}
+		}
+		if err := resolveIn(t, ends...); err != nil {
+			return err
 		}
 		c := make(counts)
 		for i, ok := range applied {
@@ -83,8 +87,9 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 }
 
 // complete applies the outcomes idx names, whose jobs are distinct, in one statement, and sets
-// applied and the queues and end states of the applied ones.
-func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queues []string, states []store.State) error {
+// applied and the queues and end states of the applied ones; the final ones that have dependents
+// go to ends.
+func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queues []string, states []store.State, ends *[]ended) error {
 	now := micros(t.now)
 	args := make([]any, 0, completeColumns*len(idx))
 	runAts := make(map[int64]any, len(idx))
@@ -126,11 +131,15 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 	for rows.Next() {
 		var id int64
 		var queue, state string
-		if err := rows.Scan(&id, &queue, &state); err != nil {
+		var dependents bool
+		if err := rows.Scan(&id, &queue, &state, &dependents); err != nil {
 			return err
 		}
 		i := index[id]
 		applied[i], queues[i], states[i] = true, queue, store.State(state)
+		if dependents && states[i].Final() {
+			*ends = append(*ends, ended{id: id, state: states[i]})
+		}
 		switch at := runAts[id]; {
 		case states[i].Final():
 			t.notify(store.Notification{Topic: store.TopicFinal, Queue: queue, JobID: id})

@@ -20,11 +20,12 @@ const insertChunk = 100
 // of the cost of a row. Parameters are plain "?": the driver looks numbered ones up by name, one
 // search per parameter.
 var insertSQL, bareSQL = insertStatements(`kind, queue, args, priority, state, max_attempts, run_at,
-	expires_at, unique_key, tags, metadata, schedule, created_at`), insertStatements(`kind, queue, args,
+	expires_at, unique_key, tags, metadata, schedule, workflow, step, depends_on, ignore_failed_deps,
+	finalized_at, errors, created_at`), insertStatements(`kind, queue, args,
 	priority, state, max_attempts, run_at, created_at`)
 
 const (
-	insertColumns = 13
+	insertColumns = 19
 	bareColumns   = 8
 )
 
@@ -99,15 +100,26 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	flush := func() error {
 		for len(plain) > 0 {
 			n := min(len(plain), insertChunk)
-			if err := insertRows(x, now, params, plain[:n], res); err != nil {
+			if err := insertRows(x, now, params, plain[:n], res, nil); err != nil {
 				return err
 			}
 			plain = plain[n:]
 		}
 		return nil
 	}
+	plans := make(map[int]*depPlan)
 	for i := range params {
-		if params[i].UniqueKey == "" {
+		if hasDeps(&params[i]) {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+			plan, err := planDeps(x, params, i, res)
+			if err != nil {
+				return nil, nil, err
+			}
+			plans[i] = plan
+		}
+		if params[i].UniqueKey == "" && plans[i] == nil {
 			plain = append(plain, i)
 			if len(plain) == insertChunk {
 				if err := flush(); err != nil {
@@ -116,20 +128,42 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 			}
 			continue
 		}
-		cancelled, err := insertUnique(x, now, params, i, res)
+		var cancelled []*store.JobRow
+		var err error
+		if params[i].UniqueKey == "" {
+			err = insertRows(x, now, params, []int{i}, res, plans)
+		} else {
+			cancelled, err = insertUnique(x, now, params, i, res, plans)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		if !res[i].Duplicate {
 			keyed[res[i].Job.ID] = i
 		}
+		var ends []ended
+		for _, h := range cancelled {
+			ends = append(ends, ended{id: h.ID, state: store.StateCancelled})
+		}
+		if plan := plans[i]; plan != nil && !res[i].Duplicate {
+			more, err := linkDeps(x, &params[i], plan, res[i].Job)
+			if err != nil {
+				return nil, nil, err
+			}
+			ends = append(ends, more...)
+		}
+		resolved, err := resolveDeps(x, now, c, ends)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, resolved...)
 		for _, h := range cancelled {
 			if k, ok := keyed[h.ID]; ok {
 				// Inserted by this call: its result says how it ended, and it is counted once,
 				// as cancelled, below.
-				ended := *res[k].Job
-				ended.State, ended.FinalizedAt = store.StateCancelled, now
-				res[k].Job = &ended
+				was := *res[k].Job
+				was.State, was.FinalizedAt = store.StateCancelled, now
+				res[k].Job = &was
 			} else {
 				c.move(h.Queue, h.State, store.StateCancelled, 1)
 			}
@@ -157,11 +191,12 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 // insertRows inserts params[idx...] in one statement and fills their results. The ids of a
 // multi-row INSERT are consecutive and in VALUES order: the transaction holds the write lock, and
 // AUTOINCREMENT gives each row the next id.
-func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int, res []store.InsertResult) error {
+func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int, res []store.InsertResult, plans map[int]*depPlan) error {
 	bare := true
 	for _, i := range idx {
 		p := &params[i]
-		if !p.ExpiresAt.IsZero() || p.UniqueKey != "" || len(p.Tags) > 0 || len(p.Metadata) > 0 || p.Schedule != "" {
+		if !p.ExpiresAt.IsZero() || p.UniqueKey != "" || len(p.Tags) > 0 || len(p.Metadata) > 0 || p.Schedule != "" ||
+			p.Workflow != "" || p.Step != "" || plans[i] != nil {
 			bare = false
 			break
 		}
@@ -176,6 +211,7 @@ func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int,
 	for k, i := range idx {
 		p := &params[i]
 		j := newRow(p, now)
+		plans[i].apply(j, now)
 		rows[k] = j
 		args = append(args, p.Kind, p.Queue, string(p.Args), p.Priority, string(j.State), p.MaxAttempts,
 			micros(j.RunAt))
@@ -184,8 +220,16 @@ func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int,
 			if len(p.Tags) > 0 {
 				tags = jsonText(p.Tags)
 			}
+			var deps, errs any
+			if len(j.DependsOn) > 0 {
+				deps = jsonText(j.DependsOn)
+			}
+			if len(j.Errors) > 0 {
+				errs = jsonText(j.Errors)
+			}
 			args = append(args, nullMicros(j.ExpiresAt), nullText(p.UniqueKey), tags, nullText(p.Metadata),
-				nullText(p.Schedule))
+				nullText(p.Schedule), nullText(p.Workflow), nullText(p.Step), deps, j.IgnoreFailedDeps,
+				nullMicros(j.FinalizedAt), errs)
 		}
 		args = append(args, created)
 	}
@@ -211,7 +255,8 @@ func newRow(p *store.InsertParams, now time.Time) *store.JobRow {
 		Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
 		State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: now,
 		ExpiresAt: truncate(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule, Tags: p.Tags,
-		Metadata: p.Metadata, CreatedAt: now,
+		Metadata: p.Metadata, Workflow: p.Workflow, Step: p.Step, IgnoreFailedDeps: p.IgnoreFailedDeps && hasDeps(p),
+		CreatedAt: now,
 	}
 	if !p.RunAt.IsZero() {
 		j.RunAt = truncate(p.RunAt)
@@ -229,7 +274,7 @@ var uniqueStatesDefault = jsonText(store.UniqueStatesDefault())
 // insertUnique inserts params[i], which has a unique key, unless a job holding that key exists.
 // With Supersede, the holders that have not started are cancelled and the job is inserted even
 // if another holder is running. It returns the jobs it cancelled, as they were.
-func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, res []store.InsertResult) ([]*store.JobRow, error) {
+func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, res []store.InsertResult, plans map[int]*depPlan) ([]*store.JobRow, error) {
 	p := &params[i]
 	states := uniqueStatesDefault
 	if len(p.UniqueStates) > 0 {
@@ -260,7 +305,7 @@ func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, r
 	var cancelled []*store.JobRow
 	for _, h := range holders {
 		switch h.State {
-		case store.StateScheduled, store.StateAvailable, store.StateRetryable:
+		case store.StateScheduled, store.StateAvailable, store.StateRetryable, store.StatePending:
 			if _, err := x.exec(`UPDATE jobs SET state = 'cancelled', finalized_at = ? WHERE id = ?`,
 				micros(now), h.ID); err != nil {
 				return nil, err
@@ -275,5 +320,5 @@ func insertUnique(x execer, now time.Time, params []store.InsertParams, i int, r
 			}
 		}
 	}
-	return cancelled, insertRows(x, now, params, []int{i}, res)
+	return cancelled, insertRows(x, now, params, []int{i}, res, plans)
 }

@@ -46,6 +46,10 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		where = append(where, `kind = ?`)
 		args = append(args, p.Kind)
 	}
+	if p.Workflow != "" {
+		where = append(where, `workflow = ?`)
+		args = append(args, p.Workflow)
+	}
 	order := "ASC"
 	if p.AfterID > 0 {
 		if p.Desc {

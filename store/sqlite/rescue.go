@@ -91,6 +91,9 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 			c.move(j.Queue, store.StateRunning, j.State, 1)
 			if j.State.Final() {
 				t.notify(store.Notification{Topic: store.TopicFinal, Queue: j.Queue, JobID: j.ID})
+				if err := resolveIn(t, ended{id: j.ID, state: j.State}); err != nil {
+					return err
+				}
 			} else {
 				t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
 			}

@@ -12,7 +12,8 @@ import (
 // jobColumns is the column list every query that returns jobs selects, in scanJob's order.
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
-	finalized_at, owner, lease_until, fence, cancel_requested, schedule`
+	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
+	ignore_failed_deps`
 
 // scanJobs reads every row and closes rows.
 func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
@@ -32,8 +33,8 @@ func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 // database/sql converts an integer column into an int field by formatting and parsing it, and
 // claims read a hundred rows at a time.
 func scanJob(rows *sql.Rows) (*store.JobRow, error) {
-	var v [23]any
-	var dest [23]any
+	var v [27]any
+	var dest [27]any
 	for i := range v {
 		dest[i] = &v[i]
 	}
@@ -47,7 +48,13 @@ func scanJob(rows *sql.Rows) (*store.JobRow, error) {
 		UniqueKey: asString(v[10]), Metadata: asJSON(v[12]), Result: asJSON(v[14]),
 		CreatedAt: asTime(v[15]), AttemptedAt: asTime(v[16]), FinalizedAt: asTime(v[17]),
 		Owner: asString(v[18]), LeaseUntil: asTime(v[19]), Fence: asInt(v[20]),
-		CancelRequested: asInt(v[21]) != 0, Schedule: asString(v[22]),
+		CancelRequested: asInt(v[21]) != 0, Schedule: asString(v[22]), Workflow: asString(v[23]),
+		Step: asString(v[24]), IgnoreFailedDeps: asInt(v[26]) != 0,
+	}
+	if deps := asString(v[25]); deps != "" {
+		if err := json.Unmarshal([]byte(deps), &j.DependsOn); err != nil {
+			return nil, fmt.Errorf("job %d: depends_on: %w", j.ID, err)
+		}
 	}
 	if tags := asString(v[11]); tags != "" {
 		if err := json.Unmarshal([]byte(tags), &j.Tags); err != nil {

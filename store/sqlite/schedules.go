@@ -96,6 +96,7 @@ func readSchedule(t *wtx, name string) (store.Schedule, error) {
 // its claim index.
 func cancelPlanned(t *wtx, name, queue, why string) error {
 	c := make(counts)
+	var ends []ended
 	for _, step := range []struct {
 		from  store.State
 		query string
@@ -103,11 +104,11 @@ func cancelPlanned(t *wtx, name, queue, why string) error {
 		{store.StateScheduled, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
 		WHERE schedule = ?4 AND state = 'scheduled'
-		RETURNING id, queue`},
+		RETURNING id, queue, has_dependents`},
 		{store.StateAvailable, `UPDATE jobs INDEXED BY jobs_claim SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
 		WHERE queue = ?5 AND state = 'available' AND schedule = ?4 AND attempted_at IS NULL
-		RETURNING id, queue`},
+		RETURNING id, queue, has_dependents`},
 	} {
 		args := []any{micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name}
 		if step.from == store.StateAvailable {
@@ -120,18 +121,25 @@ func cancelPlanned(t *wtx, name, queue, why string) error {
 		for rows.Next() {
 			var id int64
 			var q string
-			if err := rows.Scan(&id, &q); err != nil {
+			var dependents bool
+			if err := rows.Scan(&id, &q, &dependents); err != nil {
 				rows.Close()
 				return err
 			}
 			c.move(q, step.from, store.StateCancelled, 1)
 			t.notify(store.Notification{Topic: store.TopicFinal, Queue: q, JobID: id})
+			if dependents {
+				ends = append(ends, ended{id: id, state: store.StateCancelled})
+			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
 	}
-	return c.flush(t)
+	if err := c.flush(t); err != nil {
+		return err
+	}
+	return resolveIn(t, ends...)
 }
 
 // GetSchedule returns one schedule, or store.ErrNotFound.

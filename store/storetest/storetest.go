@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Leaser", leaserTests},
 		{"Limit", limitTests},
 		{"Schedule", scheduleTests},
+		{"Deps", depTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

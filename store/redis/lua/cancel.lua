@@ -7,5 +7,5 @@ if h.s == 'running' then
 elseif not FINAL[h.s] then
   move(h, 'cancelled', {z = NOWS})
 end
-publishFinals()
+finish()
 return {'OK', row(h.i)}

@@ -121,11 +121,13 @@ while budget > 0 do
   if not best then break end
   bit.pos = bit.pos + 1
   local id = fmt(tonumber(string.sub(best, 17)))
-  local v = redis.call('HMGET', jkey(id), 's', 'a', 'f', 'x', 'u', 'us', 'sc')
+  local v = redis.call('HMGET', jkey(id), 's', 'a', 'f', 'x', 'u', 'us', 'sc', 'W')
   if v[1] == 'available' then
     local h = {i = id, s = v[1], k = bit.kind, q = queue, a = v[2], f = v[3], x = v[4] or nil,
-      u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil}
+      u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
     if h.x and tonumber(h.x) <= NOW then
+      -- Only an ending reads whether the job has dependents.
+      h.dp = redis.call('HGET', jkey(id), 'dp') or nil
       expired[#expired + 1] = h
     else
       taken[#taken + 1] = h
@@ -167,6 +169,7 @@ for _, h in ipairs(taken) do
     end
     g.members[#g.members + 1] = RMEMBER[h]
     g.ids[#g.ids + 1] = h.i
+    if h.W then wfDelta(h.W, 'available', 'running') end
   end
   perKind[h.k] = (perKind[h.k] or 0) + 1
   ids[#ids + 1] = h.i
@@ -197,5 +200,5 @@ if #plain > 0 then
     variadic('SADD', P .. 'kr:' .. k, g.ids)
   end
 end
-publishFinals()
+finish()
 return ids

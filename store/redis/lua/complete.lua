@@ -26,7 +26,7 @@ for j = 0, n - 1 do
   local b = 5 + j * 11
   local id = ARGV[b]
   local jk = jkey(id)
-  local v = redis.call('HMGET', jk, 's', 'f', 'cr', 'q', 'k', 'o', 'u', 'sc', 'a')
+  local v = redis.call('HMGET', jk, 's', 'f', 'cr', 'q', 'k', 'o', 'u', 'sc', 'a', 'dp', 'W')
   if v[1] == 'running' and v[2] == ARGV[b + 1] then
     local to = ARGV[b + 2]
     if v[3] then to = ARGV[b + 3] end
@@ -65,6 +65,8 @@ for j = 0, n - 1 do
       g = group(fin, to)
       g[#g + 1], g[#g + 2] = NOWS, id
       FINALS[#FINALS + 1] = id
+      if v[10] then DEPQ[#DEPQ + 1] = {i = id, s = to} end
+      if v[11] then wfDelta(v[11], 'running', to) end
     else
       local h = {i = id, s = v[1], f = v[2], q = v[4], k = v[5], a = a}
       if v[3] then h.cr = v[3] end
@@ -74,6 +76,8 @@ for j = 0, n - 1 do
         h.us = redis.call('HGET', jk, 'us') or nil
       end
       if v[8] then h.sc = v[8] end
+      if v[10] then h.dp = v[10] end
+      if v[11] then h.W = v[11] end
       if not FINAL[to] then
         local w = redis.call('HMGET', jk, 'p', 'r', 'x', 't')
         h.p, h.r, h.x, h.t = w[1], w[2], w[3] or nil, w[4] or nil
@@ -107,5 +111,5 @@ if #plain > 0 then
   end
   for to, pairs_ in pairs(fin) do variadic('ZADD', P .. 'fin:' .. to, pairs_) end
 end
-publishFinals()
+finish()
 return applied

@@ -2,5 +2,5 @@
 checkMeta()
 local out, cancelled, avail = insertJobs(6, tonumber(ARGV[5]))
 publishInserts(ARGV[4], avail)
-publishFinals()
+finish()
 return {NOWS, out, cancelled}

@@ -1,9 +1,10 @@
 -- insertJobs inserts n jobs whose fields start at ARGV[base], NF per job, in order, so that a
 -- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or
--- for a duplicate {holder id} (made its row at the end), the ids it cancelled by supersede, and
--- the queues given available jobs. A new job is scheduled iff its run_at is after NOW; the
--- caller knows both, so the state is not sent back.
-local NF = 13
+-- {'1', holder's row} for a duplicate, or {'0', its row} for a new job with dependency fields
+-- (see insertdeps), whose state the script decides; then the ids it cancelled by supersede, and
+-- the queues given available jobs. Any other new job is scheduled iff its run_at is after NOW;
+-- the caller knows both, so the state is not sent back.
+local NF = 14
 local kSeq = P .. 'seq'
 -- plainIndex gathers the index writes of a plain new job (index() for it, without its
 -- concatenations per job); flushPlain sends them, one variadic call per key.
@@ -47,13 +48,17 @@ end
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
+  local deps = readDeps(base, n, NF, 13)
+  -- ids, by job index from 0, is the new job's id or the duplicate's holder: what DependsOnIndex
+  -- names, kept only for a call that has dependency fields.
+  local ids = next(deps) and {}
   -- Inserts read job hashes and uq, never an index, so the index writes go out together.
   deferIndex()
   for j = 0, n - 1 do
     local b = base + j * NF
     local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
     local dup, plainDone
-    if ukey == '' and ARGV[b + 6] == '' and ARGV[b + 10] == '' then
+    if ukey == '' and ARGV[b + 6] == '' and ARGV[b + 10] == '' and ARGV[b + 13] == '' then
       -- A job with no unique key, expiry or schedule: written directly, its index writes
       -- gathered in lists (see plainIndex).
       local id = fmt(redis.call('INCR', kSeq))
@@ -82,6 +87,7 @@ local function insertJobs(base, n)
       end
       if state == 'available' then avail[q] = true end
       out[#out + 1] = id
+      if ids then ids[j] = id end
       plainDone = true
     elseif ukey ~= '' then
       local holder = redis.call('HGET', P .. 'uq', ukey)
@@ -101,9 +107,12 @@ local function insertJobs(base, n)
         end
       end
     end
+    local dx = deps[j] -- its dependency fields, if any
     if plainDone then -- written above
     elseif dup then
-      out[#out + 1] = {dup}
+      out[#out + 1] = {'1', dup}
+      if ids then ids[j] = dup end
+      if dx and dx.of ~= '' then join(dx.of, dup, redis.call('HGET', jkey(dup), 's'), true) end
     else
       local id = fmt(redis.call('INCR', P .. 'seq'))
       local r = ARGV[b + 5]
@@ -120,6 +129,13 @@ local function insertJobs(base, n)
       if ARGV[b + 10] ~= '' then h.sc = ARGV[b + 10] end
       if ARGV[b + 11] ~= '' then h.T = ARGV[b + 11] end
       if ARGV[b + 12] ~= '' then h.M = ARGV[b + 12] end
+      if dx then
+        if dx.w ~= '' then h.W = dx.w end
+        if dx.st ~= '' then h.st = dx.st end
+        if dx.ig then h.ig = '1' end
+        state = waitOn(h, dx, ids, state)
+        h.s = state
+      end
       local flat = {}
       for k, v in pairs(h) do
         flat[#flat + 1] = k
@@ -133,13 +149,23 @@ local function insertJobs(base, n)
       end
       if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
       if state == 'available' then avail[h.q] = true end
-      out[#out + 1] = id
+      if ids then ids[j] = id end
+      if dx then
+        if FINAL[state] then FINALS[#FINALS + 1] = id end
+        if h.W then placeInWorkflow(h) end
+        if dx.of ~= '' then join(dx.of, id, state, false) end
+        out[#out + 1] = {'0', id}
+      else
+        out[#out + 1] = id
+      end
     end
   end
   flushIndex()
   flushPlain()
+  -- Rows are read once what the call ended (by supersede) has settled its dependents.
+  settleDeps()
   for i, r in ipairs(out) do
-    if type(r) == 'table' then out[i] = row(r[1]) end
+    if type(r) == 'table' then out[i] = {r[1], row(r[2])} end
   end
   return out, cancelled, avail
 end

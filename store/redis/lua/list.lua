@@ -1,7 +1,8 @@
 #!ro
 -- list: ARGV[4] number of states, the states, then queue, kind, after id ('' for none), desc
--- ('1'), limit. Merges the id-ordered (state, queue) sets; with a kind filter it examines at
--- most 2000 jobs and returns a cursor to go on from ('' when done).
+-- ('1'), limit, workflow. Merges the id-ordered (state, queue) sets, or reads the workflow's
+-- id-ordered set of steps; with a kind filter, or a workflow and any other, it examines at most
+-- 2000 jobs and returns a cursor to go on from ('' when done).
 checkMeta()
 local nst = tonumber(ARGV[4])
 local states = {}
@@ -9,19 +10,38 @@ for i = 1, nst do states[i] = ARGV[4 + i] end
 if nst == 0 then states = STATES end
 local b = 5 + nst
 local queue, kind, cursor, desc, limit = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3] == '1', tonumber(ARGV[b + 4])
-local queues = {queue}
-if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
+local workflow = ARGV[b + 5]
 local streams = {}
-for _, q in ipairs(queues) do
-  for _, s in ipairs(states) do
-    local key = P .. 'sq:' .. s .. ':' .. q
-    if redis.call('EXISTS', key) == 1 then streams[#streams + 1] = key end
+local wanted -- with a workflow: the states asked for, checked per step
+if workflow ~= '' then
+  streams[1] = P .. 'wf:' .. workflow
+  if nst > 0 then
+    wanted = {}
+    for _, s in ipairs(states) do wanted[s] = true end
   end
+else
+  local queues = {queue}
+  if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
+  for _, q in ipairs(queues) do
+    for _, s in ipairs(states) do
+      local key = P .. 'sq:' .. s .. ':' .. q
+      if redis.call('EXISTS', key) == 1 then streams[#streams + 1] = key end
+    end
+  end
+end
+local filtered = kind ~= '' or (workflow ~= '' and (wanted or queue ~= ''))
+-- matches applies the filters the streams do not.
+local function matches(id)
+  if not filtered then return true end
+  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q')
+  if kind ~= '' and v[1] ~= kind then return false end
+  if workflow == '' then return true end
+  return (not wanted or wanted[v[2]]) and (queue == '' or v[3] == queue)
 end
 local out, examined = {}, 0
 while #out < limit do
   local chunk = limit - #out
-  if kind ~= '' then chunk = math.max(chunk, 100) end
+  if filtered then chunk = math.max(chunk, 100) end
   local cands = {}
   for _, key in ipairs(streams) do
     local r
@@ -42,7 +62,7 @@ while #out < limit do
     local id = fmt(cands[i])
     cursor = id
     examined = examined + 1
-    if kind == '' or redis.call('HGET', jkey(id), 'k') == kind then
+    if matches(id) then
       out[#out + 1] = row(id)
       if #out >= limit then return {out, ''} end
     end

@@ -1,8 +1,12 @@
--- migrate: ARGV[4] a fresh identity. Writes the namespace's meta once; refuses a newer one, and
--- a namespace that holds jobs but lost its meta (a partial loss: ids would repeat).
+-- migrate: ARGV[4] a fresh identity. Writes the namespace's meta once, and moves an older
+-- version up; refuses a newer one, and a namespace that holds jobs but lost its meta (a partial
+-- loss: ids would repeat).
 local v = redis.call('HGET', KEYS[1], 'version')
 if v then
   if tonumber(v) > tonumber(ARGV[3]) then return redis.error_reply('ROTA TOONEW ' .. v) end
+  -- 1 → 2 added dependencies: fields and keys a version 1 namespace simply has none of. The
+  -- version moves so that builds that do not settle dependents refuse the namespace.
+  if tonumber(v) < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], 'version', ARGV[3]) end
   return 'OK'
 end
 if redis.call('EXISTS', P .. 'seq') == 1 then

@@ -7,5 +7,5 @@ if not lp or lp ~= ARGV[6] then return 0 end
 redis.call('HSET', key, 'lp', ARGV[7])
 local _, _, avail = insertJobs(9, tonumber(ARGV[8]))
 publishInserts(ARGV[4], avail)
-publishFinals()
+finish()
 return 1

@@ -15,10 +15,13 @@ end
 local function fmt(n) return string.format('%d', n) end
 local NOWS = fmt(NOW)
 
-local STATES = {'available', 'scheduled', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
+local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
 local CLAIMABLE = {available = true, scheduled = true, retryable = true}
 local FINAL = {completed = true, cancelled = true, discarded = true, expired = true}
-local FINALS = {} -- ids that reached a final state, published by publishFinals
+local FINALS = {} -- ids that reached a final state, published by finish
+-- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted}),
+-- RELEASED the queues their dependents became available in: finish() settles and announces them.
+local DEPQ, RELEASED = {}, {}
 
 local function fail(msg) error({err = 'ROTA ' .. msg}) end
 
@@ -132,7 +135,7 @@ local function unindex(h)
     ix('ZREM', P .. 'run', id)
     if h.o then ix('SREM', P .. 'own:' .. h.o, id) end
     ix('SREM', P .. 'kr:' .. h.k, id)
-  else
+  elseif s ~= 'pending' then
     ix('ZREM', P .. 'fin:' .. s, id)
   end
   if CLAIMABLE[s] and h.x then ix('ZREM', P .. 'x:' .. q, id) end
@@ -152,7 +155,7 @@ local function index(h)
     ix('ZADD', P .. 'run', h.l, id)
     ix('SADD', P .. 'own:' .. h.o, id)
     ix('SADD', P .. 'kr:' .. h.k, id)
-  else
+  elseif s ~= 'pending' then
     ix('ZADD', P .. 'fin:' .. s, h.z, id)
   end
   if CLAIMABLE[s] and h.x then ix('ZADD', P .. 'x:' .. q, h.x, id) end
@@ -201,21 +204,65 @@ local function settleKey(h, to, fields)
   end
 end
 
--- move is the one place a job changes state: indexes, unique key and fields in step.
+-- A workflow is wfs (its id, among all, in byte order), wf:<id> (its steps' ids, scored by id)
+-- and wfc:<id> (its steps per state), kept by whatever adds, moves or drops a step (h.W). The
+-- changes to the counts are gathered in WFD and written by finish(), once per workflow and
+-- state: a release of many steps, or a claim of many, is not two writes per step.
+local WFD, WFDROP = {}, {}
+local function wfDelta(w, from, to)
+  local d = WFD[w]
+  if not d then
+    d = {}
+    WFD[w] = d
+  end
+  if from then d[from] = (d[from] or 0) - 1 end
+  if to then d[to] = (d[to] or 0) + 1 end
+end
+-- flushWorkflows writes the gathered counts, and forgets the workflows whose last step went.
+local function flushWorkflows()
+  for w, d in pairs(WFD) do
+    for s, n in pairs(d) do
+      if n ~= 0 then redis.call('HINCRBY', P .. 'wfc:' .. w, s, n) end
+    end
+  end
+  for w in pairs(WFDROP) do
+    if redis.call('ZCARD', P .. 'wf:' .. w) == 0 then
+      redis.call('DEL', P .. 'wfc:' .. w)
+      redis.call('ZREM', P .. 'wfs', w)
+    end
+  end
+  WFD, WFDROP = {}, {}
+end
+
+-- move is the one place a job changes state: indexes, unique key, workflow counts and fields in
+-- step. A job that ends with dependents (dp) is queued for finish() to settle them.
 local function move(h, to, fields)
   unindex(h)
+  if h.W then wfDelta(h.W, h.s, to) end
+  if h.s == 'pending' then fields.dn = false end
   fields.s = to
   settleKey(h, to, fields)
   save(h, fields)
   index(h)
-  if FINAL[to] then FINALS[#FINALS + 1] = h.i end
+  if FINAL[to] then
+    FINALS[#FINALS + 1] = h.i
+    if h.dp then DEPQ[#DEPQ + 1] = {i = h.i, s = to} end
+  end
 end
 
--- drop deletes a job that is not running, with its index entries and the key it holds.
+-- drop deletes a job that is not running, with its index entries, the key it holds and its
+-- place in its workflow; the dependents still waiting for it are cancelled by finish(). (Those
+-- of a job that ended were settled then, unless RetryWorkflow made them wait for it again.)
 local function drop(h)
   unindex(h)
   if h.u and redis.call('HGET', P .. 'uq', h.u) == h.i then redis.call('HDEL', P .. 'uq', h.u) end
   redis.call('DEL', jkey(h.i))
+  if h.dp then DEPQ[#DEPQ + 1] = {i = h.i, s = false} end
+  if h.W then
+    wfDelta(h.W, h.s, nil)
+    redis.call('ZREM', P .. 'wf:' .. h.W, h.i)
+    WFDROP[h.W] = true
+  end
 end
 
 -- errLine is one attempt error as a JSON line; text and trace come JSON-encoded from Go.
@@ -225,11 +272,84 @@ local function errLine(attempt, at, text, trace)
   return l .. '}\n'
 end
 
-local function publishFinals()
+-- fill puts v in place of the first mark in a JSON text from Go.
+local function fill(text, mark, v)
+  local i, j = string.find(text, mark, 1, true)
+  if not i then return text end
+  return string.sub(text, 1, i - 1) .. v .. string.sub(text, j + 1)
+end
+
+-- depError is the error (a JSON string) of a dependent cancelled because dependency dep ended
+-- in state st, or was deleted (st false). A script that calls finish() is sent the two texts
+-- (store.DependencyError, DependencyDeletedError) as its last two ARGV, with \u0001 marking the
+-- id and \u0002 the state.
+local function depError(dep, st)
+  if not st then return fill(ARGV[#ARGV], '\\u0001', dep) end
+  return fill(fill(ARGV[#ARGV - 1], '\\u0001', dep), '\\u0002', st)
+end
+
+-- release makes a pending job whose dependencies are all done runnable: available from now, or
+-- scheduled when its run_at is still ahead.
+local function release(h)
+  if tonumber(h.r) > NOW then
+    move(h, 'scheduled', {})
+  else
+    move(h, 'available', {r = NOWS})
+    RELEASED[h.q] = true
+  end
+end
+
+-- settleDeps resolves the dependents of every job in DEPQ: a completion (or any end, for a
+-- dependent that ignores failed dependencies) takes one off what it waits for and releases it
+-- at zero, and so does a delete for such a dependent, for which the job has ended; any other
+-- end, or a delete, cancels it, which queues its own dependents in turn.
+-- The queue is walked, not recursed, so a chain of any length settles in one script. A count
+-- that stays above zero is all that is read and written: a fan-in step's hash holds every one
+-- of its dependencies' ids, and each of them ends. The flag dp stays (a later end finds the set
+-- empty), and the index writes of a fan-out's release go out together: this reads no index.
+local function settleDeps()
+  if #DEPQ == 0 then return end
+  local own = not DEFER
+  if own then deferIndex() end
+  local n = 1
+  while n <= #DEPQ do
+    local e = DEPQ[n]
+    n = n + 1
+    local key = P .. 'dep:' .. e.i
+    local ids = redis.call('SMEMBERS', key)
+    redis.call('DEL', key)
+    for _, id in ipairs(ids) do
+      local v = redis.call('HMGET', jkey(id), 's', 'dn', 'ig')
+      if v[1] == 'pending' then
+        if e.s == 'completed' or v[3] then
+          if tonumber(v[2] or '1') > 1 then
+            redis.call('HINCRBY', jkey(id), 'dn', -1)
+          else
+            release(load(id))
+          end
+        else
+          local h = load(id)
+          move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(e.i, e.s), '')})
+        end
+      end
+    end
+  end
+  DEPQ = {}
+  if own then flushIndex() end
+end
+
+-- finish ends every script that may end, move or drop jobs: it settles their dependents,
+-- writes their workflows' counts, then announces the jobs that reached a final state and the
+-- queues that were given jobs.
+local function finish()
+  settleDeps()
+  flushWorkflows()
   local i = 1
   while i <= #FINALS do
     local j = math.min(i + 299, #FINALS)
     redis.call('PUBLISH', P .. 'ev', 'f ' .. table.concat(FINALS, ',', i, j))
     i = j + 1
   end
+  for q in pairs(RELEASED) do redis.call('PUBLISH', P .. 'ev', 'i ' .. q) end
+  RELEASED = {}
 end

@@ -32,4 +32,5 @@ for q in pairs(queues) do
   end
   if not any then redis.call('SREM', P .. 'queues', q) end
 end
+finish()
 return n

@@ -15,5 +15,5 @@ for j = 0, tonumber(ARGV[4]) - 1 do
     rows[#rows + 1] = row(h.i)
   end
 end
-publishFinals()
+finish()
 return rows

@@ -5,5 +5,5 @@ if redis.call('EXISTS', key) == 0 then return 'NOTFOUND' end
 cancelPlanned(ARGV[4], ARGV[5])
 redis.call('DEL', key)
 redis.call('ZREM', P .. 'schs', ARGV[4])
-publishFinals()
+finish()
 return 'OK'

@@ -24,5 +24,5 @@ for k, v in pairs(f) do
   set[#set + 1] = v
 end
 redis.call('HSET', key, unpack(set))
-publishFinals()
+finish()
 return redis.call('HGETALL', key)

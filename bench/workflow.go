@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
+)
+
+// Workflow workloads measure what dependencies cost: they run rota only (other systems' graphs
+// differ too much to put side by side) and compare each with the plain drain on the same store.
+
+// FanResult is a fan-out/fan-in run: one root step, Steps steps waiting for it, one final step
+// waiting for them all; against a plain drain of Steps jobs on a fresh store of the same kind.
+type FanResult struct {
+	Steps int           `json:"steps"`
+	Fan   time.Duration `json:"fan_ns"`
+	Drain time.Duration `json:"drain_ns"`
+}
+
+// Ratio is how much longer the workflow took than the drain.
+func (r FanResult) Ratio() float64 { return r.Fan.Seconds() / r.Drain.Seconds() }
+
+// ChainResult is a chain of Steps steps, each waiting for the one before: Gap is the time from
+// one step's start to the next one's, the steps being no-ops: the first one's completion
+// written, the next released, claimed and started.
+type ChainResult struct {
+	Steps   int           `json:"steps"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Gap     *Percentiles  `json:"gap"`
+}
+
+// stepArgs is a workflow step of the benchmarks: a no-op that says when it ran.
+type stepArgs struct {
+	Seq int `json:"seq"`
+}
+
+func (stepArgs) Kind() string { return "bench-step" }
+
+// FanOutIn queues a workflow of steps+2 steps and measures from the node's start until its last
+// step completes, then does the same for a plain backlog of steps jobs, each on a fresh store.
+func FanOutIn(ctx context.Context, open Opener, steps, workers int) (FanResult, error) {
+	res := FanResult{Steps: steps}
+	var err error
+	if res.Fan, err = runFan(ctx, open, steps, workers); err != nil {
+		return res, fmt.Errorf("fan-out/fan-in: %w", err)
+	}
+	drain, err := Run(ctx, Rota("rota", open), Drain, Config{Jobs: steps, Workers: workers})
+	if err != nil {
+		return res, fmt.Errorf("drain: %w", err)
+	}
+	res.Drain = drain.Elapsed
+	return res, nil
+}
+
+func runFan(ctx context.Context, open Opener, steps, workers int) (time.Duration, error) {
+	st, cleanup, err := open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	wf := rota.NewWorkflow()
+	wf.Add("root", stepArgs{}, nil)
+	names := make([]string, steps)
+	for i := range steps {
+		names[i] = fmt.Sprint("s", i)
+		wf.Add(names[i], stepArgs{Seq: i}, nil).After("root")
+	}
+	wf.Add("final", stepArgs{}, nil).After(names...)
+	client := rota.NewClient(st, &rota.ClientConfig{Logger: quietLogger})
+	ins, err := client.InsertWorkflow(ctx, wf)
+	if err != nil {
+		return 0, err
+	}
+	final := ins.Steps["final"].ID
+	done := make(chan struct{})
+	node, err := stepNode(st, workers, func(job *rota.Job[stepArgs]) {
+		if job.ID == final {
+			close(done)
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := node.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer node.Stop(context.Background())
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return time.Since(start), nil
+}
+
+// Chain runs a chain of steps steps and records the gap between each step's start and the
+// next one's.
+func Chain(ctx context.Context, open Opener, steps int) (ChainResult, error) {
+	res := ChainResult{Steps: steps}
+	st, cleanup, err := open(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	wf := rota.NewWorkflow()
+	for i := range steps {
+		s := wf.Add(fmt.Sprint("s", i), stepArgs{Seq: i}, nil)
+		if i > 0 {
+			s.After(fmt.Sprint("s", i-1))
+		}
+	}
+	client := rota.NewClient(st, &rota.ClientConfig{Logger: quietLogger})
+	if _, err := client.InsertWorkflow(ctx, wf); err != nil {
+		return res, err
+	}
+	var mu sync.Mutex
+	starts := make([]time.Time, steps)
+	done := make(chan struct{})
+	node, err := stepNode(st, WorkersDefault, func(job *rota.Job[stepArgs]) {
+		mu.Lock()
+		defer mu.Unlock()
+		starts[job.Args.Seq] = time.Now()
+		if job.Args.Seq == steps-1 {
+			close(done)
+		}
+	})
+	if err != nil {
+		return res, err
+	}
+	begin := time.Now()
+	if err := node.Start(ctx); err != nil {
+		return res, err
+	}
+	defer node.Stop(context.Background())
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+	res.Elapsed = time.Since(begin)
+	mu.Lock()
+	defer mu.Unlock()
+	gaps := make([]time.Duration, 0, steps-1)
+	for i := 1; i < steps; i++ {
+		gaps = append(gaps, starts[i].Sub(starts[i-1]))
+	}
+	res.Gap = percentiles(gaps)
+	return res, nil
+}
+
+// stepNode is a node on st running the benchmark's steps with workers slots; started is called
+// at each step's start.
+func stepNode(st store.Store, workers int, started func(*rota.Job[stepArgs])) (*rota.Node, error) {
+	ws := rota.NewWorkers()
+	rota.AddWorker(ws, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+		started(job)
+		return nil
+	}), nil)
+	return rota.NewNode(rota.Config{
+		Store: st, Workers: ws, Logger: quietLogger,
+		Queues: map[string]rota.QueueConfig{rota.QueueDefault: {MaxWorkers: workers}},
+	})
+}

@@ -1,0 +1,94 @@
+package redis
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rotahq/rota/store"
+)
+
+// Dependencies: a job inserted with dependencies that have not all ended as it needs is pending,
+// with dn (how many it still waits for) and D (its dependencies, in order) on its hash. Each job
+// that one waits for holds its dependents in the set dep:<id> and the flag dp (set with the
+// first dependent, never cleared), which the scripts that end a job read, and only they: the
+// ending script settles exactly those dependents
+// (finish() in prelude.lua), so a completion costs work in proportion to its dependents and a
+// waiting job costs nothing. A job with no dependency fields never takes these paths.
+
+// depTextArgs are store.DependencyError and DependencyDeletedError as JSON strings, with \u0001
+// in place of the dependency's id and \u0002 of its state, for the scripts to fill in: the words
+// are package store's, and the scripts only paste.
+var depTextArgs = []any{
+	depText(store.DependencyError(depTextID, depTextState)),
+	depText(store.DependencyDeletedError(depTextID)),
+}
+
+// depTextID and depTextState stand for the id and the state in the texts depText marks.
+const (
+	depTextID    = 7306185425118409213
+	depTextState = store.State("\x02state\x02")
+)
+
+func depText(s string) string {
+	s = strings.Replace(s, strconv.FormatInt(depTextID, 10), "\x01", 1)
+	s = strings.Replace(s, string(depTextState), "\x02", 1)
+	return jsonText(s)
+}
+
+// hasDeps reports whether any job of params depends on another or joins one: such a call is
+// checked and applied by one script of its own, since one bad id fails the whole call and
+// DependsOnIndex counts within it.
+func hasDeps(params []store.InsertParams) bool {
+	for _, p := range params {
+		if len(p.DependsOn) > 0 || len(p.DependsOnIndex) > 0 || p.DependencyOf != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// depsArg is a job's dependency fields as insertdeps.lua reads them: "" when it has none, else
+// six length-prefixed strings.
+func depsArg(p store.InsertParams) string {
+	if p.Workflow == "" && p.Step == "" && len(p.DependsOn) == 0 && len(p.DependsOnIndex) == 0 &&
+		!p.IgnoreFailedDeps && p.DependencyOf == 0 {
+		return ""
+	}
+	var ids, idx []string
+	for _, id := range p.DependsOn {
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	for _, i := range p.DependsOnIndex {
+		idx = append(idx, strconv.Itoa(i))
+	}
+	ignore, of := "", ""
+	if p.IgnoreFailedDeps {
+		ignore = "1"
+	}
+	if p.DependencyOf != 0 {
+		of = strconv.FormatInt(p.DependencyOf, 10)
+	}
+	var b strings.Builder
+	for _, f := range []string{p.Workflow, p.Step, strings.Join(ids, ","), strings.Join(idx, ","), ignore, of} {
+		b.WriteString(strconv.Itoa(len(f)))
+		b.WriteByte(':')
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// parseIDs reads the comma-separated ids of a job's D field.
+func parseIDs(v string) ([]int64, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []int64
+	for f := range strings.SplitSeq(v, ",") {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+-- insertdeps: the dependency fields of inserted jobs. Go sends them as one argument per job, ''
+-- for a job with none (which keeps insertJobs' plain path), else six length-prefixed strings
+-- ("<len>:<bytes>", so any bytes may be in a workflow's name): workflow, step, the ids of jobs it
+-- depends on, the indexes of earlier jobs of the call it depends on (both comma-separated),
+-- '1' when it ignores failed dependencies, and the id of the pending job it joins (DependencyOf).
+local function splitDeps(s)
+  local f, pos = {}, 1
+  while pos <= #s do
+    local c = string.find(s, ':', pos, true)
+    local n = tonumber(string.sub(s, pos, c - 1))
+    f[#f + 1] = string.sub(s, c + 1, c + n)
+    pos = c + n + 1
+  end
+  local function list(v)
+    local l = {}
+    for x in string.gmatch(v, '[^,]+') do l[#l + 1] = x end
+    return l
+  end
+  return {w = f[1], st = f[2], d = list(f[3]), di = list(f[4]), ig = f[5] == '1', of = f[6]}
+end
+
+-- readDeps decodes the dependency fields of the call's jobs, by job index from 0, and checks
+-- them before anything is written: a dependency the store does not hold fails the whole call
+-- (NOTFOUND), and so does joining a job that is not pending (NOTPENDING).
+local function readDeps(base, n, nf, at)
+  local deps = {}
+  for j = 0, n - 1 do
+    local v = ARGV[base + j * nf + at]
+    if v ~= '' then
+      local x = splitDeps(v)
+      deps[j] = x
+      for _, d in ipairs(x.d) do
+        if redis.call('EXISTS', jkey(d)) == 0 then fail('NOTFOUND ' .. d) end
+      end
+      if x.of ~= '' then
+        local s = redis.call('HGET', jkey(x.of), 's')
+        if not s then fail('NOTFOUND ' .. x.of) end
+        if s ~= 'pending' then fail('NOTPENDING ' .. x.of) end
+      end
+    end
+  end
+  return deps
+end
+
+-- waitOn gives new job h (fields not yet written) its dependencies, ids resolving the call's
+-- earlier jobs by index, and returns its state: cancelled when one has already failed and h does
+-- not ignore failures, pending with edges (dep:<id>, a set of dependents, flagged dp on the
+-- dependency) to those that have not ended, else runnable (state).
+local function waitOn(h, x, ids, state)
+  local list, seen = {}, {}
+  local function add(d)
+    if not seen[d] then
+      seen[d] = true
+      list[#list + 1] = d
+    end
+  end
+  for _, d in ipairs(x.d) do add(d) end
+  for _, k in ipairs(x.di) do add(ids[tonumber(k)]) end
+  if #list == 0 then return state end
+  h.D = table.concat(list, ',')
+  local wait = {}
+  for _, d in ipairs(list) do
+    local s = redis.call('HGET', jkey(d), 's')
+    if s and not FINAL[s] then
+      wait[#wait + 1] = d
+    elseif s and s ~= 'completed' and not h.ig then
+      h.z = NOWS
+      h.E = errLine('0', NOWS, depError(d, s), '')
+      return 'cancelled'
+    end
+  end
+  if #wait == 0 then return state end
+  for _, d in ipairs(wait) do
+    redis.call('SADD', P .. 'dep:' .. d, h.i)
+    redis.call('HSET', jkey(d), 'dp', '1')
+  end
+  h.dn = fmt(#wait)
+  return 'pending'
+end
+
+-- join adds job d, in state s, to the dependencies of the pending job of: counted and waited
+-- for when d has not ended, and settled at once when it has; a duplicate (dup) already among
+-- them is not added twice. A job an earlier job of the same call ended is left as it is. Only
+-- the fields it changes are read: a batch's callback gains its dependencies one insert at a time.
+local function join(of, d, s, dup)
+  local k = jkey(of)
+  local v = redis.call('HMGET', k, 's', 'D', 'ig')
+  if v[1] ~= 'pending' then return end
+  local deps = d
+  if v[2] then
+    if dup and string.find(',' .. v[2] .. ',', ',' .. d .. ',', 1, true) then return end
+    deps = v[2] .. ',' .. d
+  end
+  if not FINAL[s] then
+    redis.call('SADD', P .. 'dep:' .. d, of)
+    redis.call('HSET', jkey(d), 'dp', '1')
+    redis.call('HSET', k, 'D', deps)
+    redis.call('HINCRBY', k, 'dn', 1)
+  elseif s == 'completed' or v[3] then
+    redis.call('HSET', k, 'D', deps)
+  else
+    local h = load(of)
+    move(h, 'cancelled', {D = deps, z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(d, s), '')})
+  end
+end
+
+-- placeInWorkflow adds new job h, in its state, to its workflow's indexes.
+local function placeInWorkflow(h)
+  redis.call('ZADD', P .. 'wf:' .. h.W, h.i, h.i)
+  redis.call('ZADD', P .. 'wfs', 0, h.W)
+  wfDelta(h.W, nil, h.s)
+end

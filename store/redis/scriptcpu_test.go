@@ -1,0 +1,102 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/redistest"
+	"github.com/rotahq/rota/store"
+)
+
+// scriptCPUJobs is how many plain jobs BenchmarkScriptCPU takes through each hot script.
+const scriptCPUJobs = 20_000
+
+// BenchmarkScriptCPU measures the CPU a private Redis's main thread spends per job in the hot
+// scripts (insert in batches and one at a time, claim, complete), as INFO cpu counts it: CPU
+// time, not the wall time of the calls, so that a busy machine blurs the figures less than
+// end-to-end benchmarks, which is what comparing two builds of the scripts needs:
+//
+//	go test ./store/redis -run '^$' -bench ScriptCPU -benchtime 3x
+func BenchmarkScriptCPU(b *testing.B) {
+	url, _ := redistest.Server(b)
+	c := redistest.Client(b, url)
+	ctx := context.Background()
+	cpu := func() time.Duration {
+		info, err := c.Info(ctx, "cpu").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var total time.Duration
+		for _, line := range strings.Split(info, "\r\n") {
+			k, v, _ := strings.Cut(line, ":")
+			if k == "used_cpu_user_main_thread" || k == "used_cpu_sys_main_thread" {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += time.Duration(f * float64(time.Second))
+			}
+		}
+		return total
+	}
+	phases := []string{"insert100", "insert1", "claim100", "complete100"}
+	spent := make(map[string]time.Duration)
+	for i := range b.N {
+		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
+		measure := func(phase string, jobs int, f func()) {
+			before := cpu()
+			f()
+			spent[phase] += (cpu() - before) / time.Duration(jobs)
+		}
+		batch := make([]store.InsertParams, 100)
+		measure("insert100", scriptCPUJobs, func() {
+			for n := 0; n < scriptCPUJobs; n += len(batch) {
+				for j := range batch {
+					batch[j] = store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: fmt.Appendf(nil, `{"n":%d}`, n+j)}
+				}
+				if _, err := s.Insert(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		const ones = 2000
+		measure("insert1", ones, func() {
+			for n := range ones {
+				p := store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: fmt.Appendf(nil, `{"n":%d}`, n)}
+				if _, err := s.Insert(ctx, []store.InsertParams{p}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		var claimed []*store.JobRow
+		measure("claim100", scriptCPUJobs+ones, func() {
+			for len(claimed) < scriptCPUJobs+ones {
+				rows, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 100, Owner: "n", LeaseFor: time.Hour})
+				if err != nil || len(rows) == 0 {
+					b.Fatalf("claim after %d: %d jobs, %v", len(claimed), len(rows), err)
+				}
+				claimed = append(claimed, rows...)
+			}
+		})
+		measure("complete100", len(claimed), func() {
+			for i := 0; i < len(claimed); i += 100 {
+				var outs []store.Outcome
+				for _, r := range claimed[i:min(i+100, len(claimed))] {
+					outs = append(outs, store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted})
+				}
+				if _, err := s.Complete(ctx, outs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		s.Close()
+	}
+	for _, p := range phases {
+		b.ReportMetric(float64(spent[p].Nanoseconds())/float64(b.N)/1000, "µs-cpu/"+p)
+	}
+	b.ReportMetric(0, "ns/op") // one op is the whole measurement; its time says nothing
+}

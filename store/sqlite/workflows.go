@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rotahq/rota/store"
+)
+
+// workflowsSQL counts the steps of the newest workflows by state. The inner query walks
+// jobs_workflow from the greatest id down and stops after ?3 distinct workflows.
+const workflowsSQL = `SELECT workflow, state, count(*), min(created_at) FROM jobs
+	WHERE workflow IN (SELECT DISTINCT workflow FROM jobs INDEXED BY jobs_workflow
+		WHERE workflow IS NOT NULL AND (?1 = '' OR workflow = ?1) AND (?2 = '' OR workflow < ?2)
+		ORDER BY workflow DESC LIMIT ?3)
+	GROUP BY workflow, state`
+
+// Workflows counts the steps of workflows by state, newest first.
+func (s *Store) Workflows(ctx context.Context, p store.WorkflowListParams) ([]store.WorkflowStats, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = store.ListLimitDefault
+	}
+	rows, err := s.db.QueryContext(ctx, workflowsSQL, p.ID, p.Before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: workflows: %w", err)
+	}
+	byID := make(map[string]*store.WorkflowStats)
+	var order []string
+	for rows.Next() {
+		var id, state string
+		var n, created int64
+		if err := rows.Scan(&id, &state, &n, &created); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: workflows: %w", err)
+		}
+		w, ok := byID[id]
+		if !ok {
+			w = &store.WorkflowStats{ID: id, Counts: make(map[store.State]int64), CreatedAt: fromMicros(created)}
+			byID[id] = w
+			order = append(order, id)
+		}
+		w.Counts[store.State(state)] = n
+		if at := fromMicros(created); at.Before(w.CreatedAt) {
+			w.CreatedAt = at
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite: workflows: %w", err)
+	}
+	return sortWorkflows(byID, order), nil
+}
+
+// sortWorkflows returns the workflows newest (greatest id) first.
+func sortWorkflows(byID map[string]*store.WorkflowStats, ids []string) []store.WorkflowStats {
+	out := make([]store.WorkflowStats, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, *byID[id])
+	}
+	for i := 1; i < len(out); i++ {
+		for k := i; k > 0 && out[k].ID > out[k-1].ID; k-- {
+			out[k], out[k-1] = out[k-1], out[k]
+		}
+	}
+	return out
+}
+
+// RetryWorkflow runs the workflow's failed steps again in one transaction.
+func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.JobRow, error) {
+	var out []*store.JobRow
+	err := s.write(ctx, func(t *wtx) error {
+		out = nil // a request may run twice (see runGroup)
+		rows, err := t.query(`SELECT `+jobColumns+` FROM jobs INDEXED BY jobs_workflow WHERE workflow = ? ORDER BY id`, workflow)
+		if err != nil {
+			return err
+		}
+		steps, err := scanJobs(rows)
+		if err != nil {
+			return err
+		}
+		if len(steps) == 0 {
+			return store.ErrNotFound
+		}
+		failed := make(map[int64]bool)
+		var outside []int64
+		for _, j := range steps {
+			if j.State.Final() && j.State != store.StateCompleted {
+				failed[j.ID] = true
+			}
+		}
+		inWorkflow := make(map[int64]store.State, len(steps))
+		for _, j := range steps {
+			inWorkflow[j.ID] = j.State
+		}
+		for _, j := range steps {
+			for _, d := range j.DependsOn {
+				if _, ok := inWorkflow[d]; !ok && failed[j.ID] {
+					outside = append(outside, d)
+				}
+			}
+		}
+		states, err := jobStates(t, outside)
+		if err != nil {
+			return err
+		}
+		for id, st := range inWorkflow {
+			states[id] = st
+		}
+		c := make(counts)
+		for _, j := range steps {
+			if !failed[j.ID] {
+				continue
+			}
+			var waits []int64
+			for _, d := range j.DependsOn {
+				if st, ok := states[d]; failed[d] || ok && store.WaitsFor(st, j.IgnoreFailedDeps) {
+					waits = append(waits, d)
+				}
+			}
+			r, err := retryStep(t, j, waits)
+			if err != nil {
+				return err
+			}
+			c.move(j.Queue, j.State, r.State, 1)
+			out = append(out, r)
+		}
+		return c.flush(t)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: retry workflow %s: %w", workflow, err)
+	}
+	return out, nil
+}
+
+// retryStep makes a failed step wait for waits again, or available now when it waits for none.
+func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
+	state := store.StateAvailable
+	if len(waits) > 0 {
+		state = store.StatePending
+		if _, err := t.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
+			j.ID, jsonText(waits)); err != nil {
+			return nil, err
+		}
+		if _, err := t.exec(`UPDATE jobs SET has_dependents = 1 WHERE id IN (SELECT value FROM json_each(?))`,
+			jsonText(waits)); err != nil {
+			return nil, err
+		}
+		if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
+			j.ID, len(waits), j.IgnoreFailedDeps); err != nil {
+			return nil, err
+		}
+	} else {
+		t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
+	}
+	// Available now, as Retry makes it; a pending one keeps its RunAt for its release to judge.
+	return updateJob(t, `UPDATE jobs SET state = ?1, run_at = CASE WHEN ?1 = 'available' THEN ?2 ELSE run_at END,
+			finalized_at = NULL,
+			owner = NULL, lease_until = NULL, cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1),
+			expires_at = CASE WHEN expires_at <= ?2 THEN NULL ELSE expires_at END
+		WHERE id = ?3`, string(state), micros(t.now), j.ID)
+}

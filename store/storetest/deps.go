@@ -1,0 +1,465 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+var depTests = map[string]func(*testing.T, *env){
+	"PendingUntilDepsComplete":      testPendingUntilDeps,
+	"DependsOnIndex":                testDependsOnIndex,
+	"DepEndedBeforeInsert":          testDepEndedBeforeInsert,
+	"FailedDepCancelsChain":         testFailedDepCancelsChain,
+	"IgnoreFailedDeps":              testIgnoreFailedDeps,
+	"EveryEndResolves":              testEveryEndResolves,
+	"DeletedDep":                    testDeletedDep,
+	"UnknownDep":                    testUnknownDep,
+	"DependencyOf":                  testDependencyOf,
+	"ReleasedIntoItsRunAt":          testReleasedIntoRunAt,
+	"RescuedDepStillAwaited":        testRescuedDepAwaited,
+	"RetryPendingRunsNow":           testRetryPending,
+	"SupersedePending":              testSupersedePending,
+	"FanOutFanIn":                   testFanOutFanIn,
+	"WorkflowsListed":               testWorkflowsListed,
+	"RetryWorkflow":                 testRetryWorkflow,
+	"LastDepsEndAtOnce":             func(t *testing.T, e *env) { LastDepsRace(t, e.s) },
+	"DepEndsWhileDependentInserted": func(t *testing.T, e *env) { InsertDepRace(t, e.s) },
+}
+
+// after returns job("k") waiting for ids.
+func after(ids ...int64) store.InsertParams {
+	p := job("k")
+	p.DependsOn = ids
+	return p
+}
+
+// finish claims the job with id (it must be claimable in queue "default") and ends it in state.
+func (e *env) finish(id int64, state store.State) {
+	e.t.Helper()
+	for _, c := range e.claim("default", 100) {
+		o := store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateAvailable, RefundAttempt: true}
+		if c.ID == id {
+			o.State, o.RefundAttempt = state, false
+			if state == store.StateRetryable {
+				o.Error = &store.AttemptError{Error: "boom"}
+			}
+		}
+		e.completeOK(o)
+	}
+	if got := e.get(id); got.State != state && !(state.Final() && got.State.Final()) {
+		e.t.Fatalf("job %d is %s after finish, want %s", id, got.State, state)
+	}
+}
+
+func wantPending(t *testing.T, e *env, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if j := e.get(id); j.State != store.StatePending {
+			t.Errorf("job %d is %s, want pending", id, j.State)
+		}
+	}
+}
+
+// wantDepCancelled checks that j ended cancelled now, because dep ended in state.
+func wantDepCancelled(t *testing.T, e *env, id, dep int64, state store.State) {
+	t.Helper()
+	j := e.get(id)
+	wantFinalized(t, j, store.StateCancelled, e.now())
+	wantUnclaimed(t, j)
+	sameErrors(t, j.Errors, []store.AttemptError{{Attempt: j.Attempt, At: e.now(), Error: store.DependencyError(dep, state)}})
+}
+
+// A job with dependencies is inserted pending, is never claimed while it waits, and becomes
+// available when the last of them completes.
+func testPendingUntilDeps(t *testing.T, e *env) {
+	a, b := e.insertOne(job("k")), e.insertOne(job("k"))
+	c := e.insertOne(after(a.ID, b.ID))
+	if c.State != store.StatePending {
+		t.Fatalf("inserted %s, want pending", c.State)
+	}
+	if got := e.get(c.ID); !slices.Equal(got.DependsOn, []int64{a.ID, b.ID}) || got.IgnoreFailedDeps {
+		t.Errorf("DependsOn = %v (ignore %v), want %v", got.DependsOn, got.IgnoreFailedDeps, []int64{a.ID, b.ID})
+	}
+	if n := e.stats()["default"].Counts[store.StatePending]; n != 1 {
+		t.Errorf("QueueStats counts %d pending, want 1", n)
+	}
+	e.finish(a.ID, store.StateCompleted)
+	wantPending(t, e, c.ID)
+	e.advance(time.Second)
+	e.finish(b.ID, store.StateCompleted)
+	got := e.get(c.ID)
+	wantState(t, got, store.StateAvailable)
+	wantTime(t, "released RunAt", got.RunAt, e.now())
+	if claimed := e.claimOne(); claimed.ID != c.ID {
+		t.Fatalf("claimed %d, want the released %d", claimed.ID, c.ID)
+	}
+	if counts := e.stats()["default"].Counts; counts[store.StatePending] != 0 || counts[store.StateRunning] != 1 {
+		t.Errorf("counts %v, want 0 pending and 1 running", counts)
+	}
+}
+
+// Steps of one Insert call wait for earlier steps of the same call by index.
+func testDependsOnIndex(t *testing.T, e *env) {
+	a, b, c := job("k"), job("k"), job("k")
+	a.Workflow, b.Workflow, c.Workflow = "wf-1", "wf-1", "wf-1"
+	a.Step, b.Step, c.Step = "a", "b", "c"
+	b.DependsOnIndex = []int{0}
+	c.DependsOnIndex = []int{0, 1}
+	rows := e.insert(a, b, c)
+	if rows[0].State != store.StateAvailable || rows[1].State != store.StatePending || rows[2].State != store.StatePending {
+		t.Fatalf("states %s %s %s, want available pending pending", rows[0].State, rows[1].State, rows[2].State)
+	}
+	got := e.get(rows[2].ID)
+	if !slices.Equal(got.DependsOn, []int64{rows[0].ID, rows[1].ID}) || got.Workflow != "wf-1" || got.Step != "c" {
+		t.Errorf("step c: DependsOn %v, Workflow %q, Step %q", got.DependsOn, got.Workflow, got.Step)
+	}
+	e.finish(rows[0].ID, store.StateCompleted)
+	wantState(t, e.get(rows[1].ID), store.StateAvailable)
+	wantPending(t, e, rows[2].ID)
+	e.finish(rows[1].ID, store.StateCompleted)
+	wantState(t, e.get(rows[2].ID), store.StateAvailable)
+}
+
+// A dependency that ended before its dependent is inserted counts as it ended.
+func testDepEndedBeforeInsert(t *testing.T, e *env) {
+	done, failed := e.insertOne(job("k")), e.insertOne(job("k"))
+	e.finish(done.ID, store.StateCompleted)
+	e.finish(failed.ID, store.StateDiscarded)
+	if j := e.insertOne(after(done.ID)); j.State != store.StateAvailable {
+		t.Errorf("after a completed job: inserted %s, want available", j.State)
+	}
+	cancelled := e.insertOne(after(done.ID, failed.ID))
+	wantDepCancelled(t, e, cancelled.ID, failed.ID, store.StateDiscarded)
+	ignoring := after(failed.ID)
+	ignoring.IgnoreFailedDeps = true
+	if j := e.insertOne(ignoring); j.State != store.StateAvailable || !e.get(j.ID).IgnoreFailedDeps {
+		t.Errorf("ignoring failures, after a discarded job: inserted %s, want available", j.State)
+	}
+	if n := e.stats()["default"].Counts[store.StateCancelled]; n != 1 {
+		t.Errorf("QueueStats counts %d cancelled, want 1", n)
+	}
+}
+
+// A dependency that fails cancels its dependents, and theirs in turn, each naming the job it
+// waited for; jobs that do not wait for the failed one are left alone.
+func testFailedDepCancelsChain(t *testing.T, e *env) {
+	a, other := e.insertOne(job("k")), e.insertOne(job("k"))
+	b := e.insertOne(after(a.ID))
+	c := e.insertOne(after(b.ID, other.ID))
+	d := e.insertOne(after(other.ID))
+	e.advance(time.Second)
+	e.finish(a.ID, store.StateDiscarded)
+	wantDepCancelled(t, e, b.ID, a.ID, store.StateDiscarded)
+	wantDepCancelled(t, e, c.ID, b.ID, store.StateCancelled)
+	wantPending(t, e, d.ID)
+	if counts := e.stats()["default"].Counts; counts[store.StatePending] != 1 || counts[store.StateCancelled] != 2 {
+		t.Errorf("counts %v, want 1 pending, 2 cancelled", counts)
+	}
+	if n := len(e.claim("default", 10)); n != 1 {
+		t.Errorf("claimed %d, want only the unrelated job", n)
+	}
+}
+
+// A dependent that ignores failed dependencies waits for each to end, however.
+func testIgnoreFailedDeps(t *testing.T, e *env) {
+	a, b := e.insertOne(job("k")), e.insertOne(job("k"))
+	p := after(a.ID, b.ID)
+	p.IgnoreFailedDeps = true
+	cb := e.insertOne(p)
+	later := e.insertOne(after(cb.ID))
+	e.finish(a.ID, store.StateDiscarded)
+	wantPending(t, e, cb.ID, later.ID)
+	e.finish(b.ID, store.StateRetryable)
+	wantPending(t, e, cb.ID)
+	e.advance(time.Second)
+	e.finish(b.ID, store.StateCompleted)
+	wantState(t, e.get(cb.ID), store.StateAvailable)
+	wantPending(t, e, later.ID)
+}
+
+// Every way a job ends resolves its dependents: a user's cancel, an expiry at claim, a rescue
+// that uses the last attempt; cancelling a pending job cancels what waits for it.
+func testEveryEndResolves(t *testing.T, e *env) {
+	cancelled := e.insertOne(job("k"))
+	p := job("k")
+	p.ExpiresAt = e.now().Add(time.Second)
+	expiring := e.insertOne(p)
+	p = job("k")
+	p.MaxAttempts = 1
+	lost := e.insertOne(p)
+	w1, w2, w3 := e.insertOne(after(cancelled.ID)), e.insertOne(after(expiring.ID)), e.insertOne(after(lost.ID))
+	pend := e.insertOne(after(w3.ID))
+	w4 := e.insertOne(after(pend.ID))
+
+	e.cancel(cancelled.ID)
+	wantDepCancelled(t, e, w1.ID, cancelled.ID, store.StateCancelled)
+
+	// The lost job is claimed first (lowest id after the cancelled one but the expiring one).
+	e.advance(2 * time.Second)
+	claimed := e.claimAs("dead", time.Second, 10)
+	if len(claimed) != 1 || claimed[0].ID != lost.ID {
+		t.Fatalf("claimed %v, want only job %d (the other expired)", ids(claimed), lost.ID)
+	}
+	wantState(t, e.get(expiring.ID), store.StateExpired)
+	wantDepCancelled(t, e, w2.ID, expiring.ID, store.StateExpired)
+
+	e.advance(time.Minute)
+	if n := len(e.rescue(10)); n != 1 {
+		t.Fatalf("rescued %d, want 1", n)
+	}
+	wantDepCancelled(t, e, w3.ID, lost.ID, store.StateDiscarded)
+	wantDepCancelled(t, e, pend.ID, w3.ID, store.StateCancelled)
+	wantDepCancelled(t, e, w4.ID, pend.ID, store.StateCancelled)
+
+	top := e.insertOne(job("k"))
+	mid := e.insertOne(after(top.ID))
+	low := e.insertOne(after(mid.ID))
+	e.cancel(mid.ID)
+	wantFinalized(t, e.get(mid.ID), store.StateCancelled, e.now())
+	wantDepCancelled(t, e, low.ID, mid.ID, store.StateCancelled)
+}
+
+// Deleting a dependency that had not ended cancels what waits for it, but for a dependent that
+// ignores failed dependencies, for which it has ended; deleting a completed one changes nothing.
+func testDeletedDep(t *testing.T, e *env) {
+	a, done := e.insertOne(job("k")), e.insertOne(job("k"))
+	b := e.insertOne(after(a.ID))
+	c := e.insertOne(after(done.ID, b.ID))
+	p := after(a.ID)
+	p.IgnoreFailedDeps = true
+	ignoring := e.insertOne(p)
+	e.finish(done.ID, store.StateCompleted)
+	if err := e.s.Delete(e.ctx, done.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantPending(t, e, c.ID)
+	if err := e.s.Delete(e.ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	j := e.get(b.ID)
+	wantFinalized(t, j, store.StateCancelled, e.now())
+	sameErrors(t, j.Errors, []store.AttemptError{{At: e.now(), Error: store.DependencyDeletedError(a.ID)}})
+	wantDepCancelled(t, e, c.ID, b.ID, store.StateCancelled)
+	wantState(t, e.get(ignoring.ID), store.StateAvailable)
+}
+
+// An insert naming a job the store does not hold fails and inserts nothing.
+func testUnknownDep(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	_, err := e.s.Insert(e.ctx, []store.InsertParams{job("k"), after(a.ID, 987654)})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Insert after an unknown job: %v, want ErrNotFound", err)
+	}
+	if n := len(e.list(store.ListParams{})); n != 1 {
+		t.Errorf("%d jobs after the failed insert, want 1", n)
+	}
+}
+
+// A job added to an open batch joins its callback's dependencies; once the callback is
+// released, adding fails and inserts nothing.
+func testDependencyOf(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	p := after(a.ID)
+	p.IgnoreFailedDeps = true
+	cb := e.insertOne(p)
+	add := job("k")
+	add.DependencyOf = cb.ID
+	added := e.insertOne(add)
+	if got := e.get(cb.ID); !slices.Equal(got.DependsOn, []int64{a.ID, added.ID}) {
+		t.Errorf("callback DependsOn = %v, want %v", got.DependsOn, []int64{a.ID, added.ID})
+	}
+	e.finish(a.ID, store.StateCompleted)
+	wantPending(t, e, cb.ID)
+	e.finish(added.ID, store.StateDiscarded)
+	wantState(t, e.get(cb.ID), store.StateAvailable)
+
+	_, err := e.s.Insert(e.ctx, []store.InsertParams{job("k"), add})
+	if !errors.Is(err, store.ErrNotPending) {
+		t.Fatalf("adding to a released callback: %v, want ErrNotPending", err)
+	}
+	if n := len(e.list(store.ListParams{})); n != 3 {
+		t.Errorf("%d jobs after the failed insert, want 3", n)
+	}
+}
+
+// A dependent whose RunAt is still ahead when its dependencies end becomes scheduled, not
+// available.
+func testReleasedIntoRunAt(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	p := after(a.ID)
+	p.RunAt = e.now().Add(time.Hour)
+	b := e.insertOne(p)
+	wantPending(t, e, b.ID)
+	e.finish(a.ID, store.StateCompleted)
+	got := e.get(b.ID)
+	wantState(t, got, store.StateScheduled)
+	wantTime(t, "RunAt", got.RunAt, p.RunAt)
+	e.advance(time.Hour)
+	if c := e.claimOne(); c.ID != b.ID {
+		t.Fatalf("claimed %d, want %d", c.ID, b.ID)
+	}
+}
+
+// A dependency rescued with attempts left is still awaited; its dependent is released when a
+// later attempt completes.
+func testRescuedDepAwaited(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	b := e.insertOne(after(a.ID))
+	e.claimAs("dead", time.Second, 1)
+	e.advance(time.Minute)
+	if n := len(e.rescue(10)); n != 1 {
+		t.Fatalf("rescued %d, want 1", n)
+	}
+	wantPending(t, e, b.ID)
+	e.finish(a.ID, store.StateCompleted)
+	wantState(t, e.get(b.ID), store.StateAvailable)
+}
+
+// Retry runs a pending job now; a later end of what it waited for leaves it alone.
+func testRetryPending(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	b := e.insertOne(after(a.ID))
+	if got := e.retry(b.ID); got.State != store.StateAvailable {
+		t.Fatalf("retried pending job is %s, want available", got.State)
+	}
+	e.cancel(a.ID)
+	wantState(t, e.get(b.ID), store.StateAvailable)
+}
+
+// A pending job holds its unique key; superseding it cancels it, and what waits for it.
+func testSupersedePending(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	p := after(a.ID)
+	p.UniqueKey = "u"
+	held := e.insertOne(p)
+	dup := e.insertResults(p)[0]
+	if !dup.Duplicate || dup.Job.ID != held.ID {
+		t.Fatalf("second insert: duplicate %v of %d, want a duplicate of pending %d", dup.Duplicate, dup.Job.ID, held.ID)
+	}
+	w := e.insertOne(after(held.ID))
+	p.Supersede = true
+	e.insertOne(p)
+	wantFinalized(t, e.get(held.ID), store.StateCancelled, e.now())
+	wantDepCancelled(t, e, w.ID, held.ID, store.StateCancelled)
+}
+
+// One completion releases many dependents, and a job waiting for many is released by the last.
+func testFanOutFanIn(t *testing.T, e *env) {
+	const n = 300
+	root := e.insertOne(job("k"))
+	ps := make([]store.InsertParams, n+1)
+	for i := range n {
+		ps[i] = after(root.ID)
+		ps[n].DependsOnIndex = append(ps[n].DependsOnIndex, i)
+	}
+	ps[n].Kind, ps[n].Queue, ps[n].Args, ps[n].MaxAttempts = "k", "sink", []byte(`{}`), 1
+	rows := e.insert(ps...)
+	sink := rows[n]
+	e.finish(root.ID, store.StateCompleted)
+	if c := e.stats()["default"].Counts; c[store.StateAvailable] != n || c[store.StatePending] != 0 {
+		t.Fatalf("after the root: counts %v, want %d available", c, n)
+	}
+	for done := 0; done < n; {
+		claimed := e.claim("default", 100)
+		outs := make([]store.Outcome, len(claimed))
+		for i, c := range claimed {
+			outs[i] = store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateCompleted}
+		}
+		e.complete(outs...)
+		done += len(claimed)
+		if got := e.get(sink.ID).State; (done < n) != (got == store.StatePending) {
+			t.Fatalf("sink is %s after %d of %d", got, done, n)
+		}
+	}
+	wantState(t, e.get(sink.ID), store.StateAvailable)
+}
+
+// Workflows counts steps by state, newest workflow first, one by id, in pages; List finds a
+// workflow's steps.
+func testWorkflowsListed(t *testing.T, e *env) {
+	step := func(wf string, deps ...int) store.InsertParams {
+		p := job("k")
+		p.Workflow, p.DependsOnIndex = wf, deps
+		return p
+	}
+	e.insert(step("wf-a"), step("wf-a", 0), step("wf-a", 0))
+	e.advance(time.Second)
+	b := e.insert(step("wf-b"), step("wf-b", 0))
+	e.insertOne(job("k"))
+
+	all, err := e.s.Workflows(e.ctx, store.WorkflowListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].ID != "wf-b" || all[1].ID != "wf-a" {
+		t.Fatalf("Workflows = %+v, want wf-b then wf-a", all)
+	}
+	wantTime(t, "wf-b CreatedAt", all[0].CreatedAt, e.now())
+	if c := all[1].Counts; c[store.StateAvailable] != 1 || c[store.StatePending] != 2 {
+		t.Errorf("wf-a counts %v, want 1 available, 2 pending", c)
+	}
+	page, err := e.s.Workflows(e.ctx, store.WorkflowListParams{Before: "wf-b", Limit: 1})
+	if err != nil || len(page) != 1 || page[0].ID != "wf-a" {
+		t.Errorf("page after wf-b = %+v, %v; want wf-a", page, err)
+	}
+	one, err := e.s.Workflows(e.ctx, store.WorkflowListParams{ID: "wf-b"})
+	if err != nil || len(one) != 1 || one[0].Counts[store.StatePending] != 1 {
+		t.Errorf("wf-b alone = %+v, %v", one, err)
+	}
+	if none, err := e.s.Workflows(e.ctx, store.WorkflowListParams{ID: "wf-none"}); err != nil || len(none) != 0 {
+		t.Errorf("unknown workflow = %+v, %v; want none", none, err)
+	}
+	steps := e.list(store.ListParams{Workflow: "wf-b"})
+	if !slices.Equal(ids(steps), ids(b)) {
+		t.Errorf("List(Workflow wf-b) = %v, want %v", ids(steps), ids(b))
+	}
+}
+
+// RetryWorkflow runs the failed steps again in dependency order: the failed one now, those
+// cancelled for it waiting again; completed steps stay completed.
+func testRetryWorkflow(t *testing.T, e *env) {
+	step := func(name string, deps ...int) store.InsertParams {
+		p := job("k")
+		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
+		return p
+	}
+	rows := e.insert(step("a"), step("b", 0), step("c", 1), step("d", 0), step("e", 2, 3))
+	a, b, c, d, last := rows[0].ID, rows[1].ID, rows[2].ID, rows[3].ID, rows[4].ID
+	e.finish(a, store.StateCompleted)
+	e.finish(d, store.StateCompleted)
+	e.finish(b, store.StateDiscarded)
+	wantDepCancelled(t, e, c, b, store.StateDiscarded)
+	wantDepCancelled(t, e, last, c, store.StateCancelled)
+
+	if _, err := e.s.RetryWorkflow(e.ctx, "wf-none"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RetryWorkflow(unknown) = %v, want ErrNotFound", err)
+	}
+	e.advance(time.Second)
+	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(changed)
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{b, c, last}) {
+		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{b, c, last})
+	}
+	rb := e.get(b)
+	if rb.State != store.StateAvailable || rb.MaxAttempts != 2 || !rb.FinalizedAt.IsZero() {
+		t.Errorf("retried b: %s, max attempts %d, finalized %v; want available with one more attempt", rb.State, rb.MaxAttempts, rb.FinalizedAt)
+	}
+	wantPending(t, e, c, last)
+	wantState(t, e.get(a), store.StateCompleted)
+	if counts := e.stats()["default"].Counts; counts[store.StatePending] != 2 || counts[store.StateCancelled] != 0 {
+		t.Errorf("counts %v, want 2 pending and none cancelled", counts)
+	}
+	e.finish(b, store.StateCompleted)
+	wantState(t, e.get(c), store.StateAvailable)
+	wantPending(t, e, last)
+	e.finish(c, store.StateCompleted)
+	wantState(t, e.get(last), store.StateAvailable)
+}

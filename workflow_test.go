@@ -1,0 +1,317 @@
+package rota_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// stepArgs is a workflow step that records its name and returns it as its result.
+type stepArgs struct {
+	Name string `json:"name"`
+	Fail bool   `json:"fail,omitempty"`
+}
+
+func (stepArgs) Kind() string { return "step" }
+
+// journal records what steps ran, in order.
+type journal struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (j *journal) add(s string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.ran = append(j.ran, s)
+}
+
+func (j *journal) list() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.ran)
+}
+
+// startWorkflowNode runs a node on a fresh SQLite store with the given workers.
+func startWorkflowNode(t *testing.T, add func(*rota.Workers)) *rota.Client {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	workers := rota.NewWorkers()
+	add(workers)
+	node, err := rota.NewNode(rota.Config{Store: st, Workers: workers, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Stop(context.Background()) })
+	return node.Client()
+}
+
+// wait returns job id once it has ended, however.
+func wait(t *testing.T, c *rota.Client, id int64) *rota.JobRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	j, err := c.Wait(ctx, id)
+	if _, failed := errors.AsType[*rota.JobFailedError](err); err != nil && !failed {
+		t.Fatalf("wait for job %d: %v", id, err)
+	}
+	return j
+}
+
+// Steps run after the steps they wait for, and read their results.
+func TestWorkflowRunsInDependencyOrder(t *testing.T) {
+	var log journal
+	var merged atomic.Value
+	c := startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+			log.add(job.Args.Name)
+			if job.Args.Name == "merge" {
+				var a, b string
+				if err := job.StepResult(ctx, "fetch-a", &a); err != nil {
+					return err
+				}
+				if err := job.StepResult(ctx, "fetch-b", &b); err != nil {
+					return err
+				}
+				merged.Store(a + "+" + b)
+			}
+			return job.SetResult(job.Args.Name + "!")
+		}), nil)
+	})
+	wf := rota.NewWorkflow()
+	wf.Add("merge", stepArgs{Name: "merge"}, nil).After("fetch-a", "fetch-b")
+	wf.Add("start", stepArgs{Name: "start"}, nil)
+	wf.Add("fetch-a", stepArgs{Name: "fetch-a"}, nil).After("start")
+	wf.Add("fetch-b", stepArgs{Name: "fetch-b"}, nil).After("start")
+	res, err := c.InsertWorkflow(t.Context(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Steps["merge"]; got.State != rota.StatePending || got.Workflow != res.ID || got.Step != "merge" {
+		t.Fatalf("merge inserted %s in workflow %q as step %q", got.State, got.Workflow, got.Step)
+	}
+	if j := wait(t, c, res.Steps["merge"].ID); j.State != rota.StateCompleted {
+		t.Fatalf("merge ended %s: %+v", j.State, j.Errors)
+	}
+	ran := log.list()
+	pos := func(s string) int { return slices.Index(ran, s) }
+	if len(ran) != 4 || pos("start") != 0 || pos("merge") != 3 {
+		t.Errorf("ran %v, want start first and merge last", ran)
+	}
+	if got := merged.Load(); got != "fetch-a!+fetch-b!" {
+		t.Errorf("merge read %v, want the two fetch results", got)
+	}
+	info, err := c.Workflow(t.Context(), res.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Steps) != 4 || info.Counts[rota.StateCompleted] != 4 || rota.WorkflowStatus(info.Counts) != "completed" {
+		t.Errorf("workflow: %d steps, counts %v", len(info.Steps), info.Counts)
+	}
+	list, err := c.Workflows(t.Context(), rota.WorkflowListParams{})
+	if err != nil || len(list) != 1 || list[0].ID != res.ID {
+		t.Errorf("Workflows = %+v, %v", list, err)
+	}
+}
+
+// A workflow that names a missing step, repeats a name or waits in a circle is refused, and
+// nothing of it is inserted.
+func TestWorkflowRefusedAtInsert(t *testing.T) {
+	c := startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[stepArgs](func(context.Context, *rota.Job[stepArgs]) error { return nil }), nil)
+	})
+	cases := map[string]struct {
+		build func(*rota.Workflow)
+		want  string
+	}{
+		"dangling": {func(w *rota.Workflow) { w.Add("a", stepArgs{}, nil).After("nope") }, `waits for "nope", which is not a step`},
+		"repeated": {func(w *rota.Workflow) { w.Add("a", stepArgs{}, nil); w.Add("a", stepArgs{}, nil) }, `two steps are named "a"`},
+		"self":     {func(w *rota.Workflow) { w.Add("a", stepArgs{}, nil).After("a") }, `step "a" waits for itself`},
+		"cycle": {func(w *rota.Workflow) {
+			w.Add("a", stepArgs{}, nil).After("c")
+			w.Add("b", stepArgs{}, nil).After("a")
+			w.Add("c", stepArgs{}, nil).After("b")
+			w.Add("d", stepArgs{}, nil)
+		}, "steps a, b, c wait for each other"},
+		"empty":    {func(*rota.Workflow) {}, "at least one step"},
+		"bad name": {func(w *rota.Workflow) { w.Add("a b", stepArgs{}, nil) }, `step name "a b"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wf := rota.NewWorkflow()
+			tc.build(wf)
+			_, err := c.InsertWorkflow(t.Context(), wf)
+			if !errors.Is(err, rota.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("InsertWorkflow: %v; want ErrInvalid saying %q", err, tc.want)
+			}
+		})
+	}
+	if rows, _ := c.List(t.Context(), rota.ListParams{}); len(rows) != 0 {
+		t.Errorf("%d jobs inserted by refused workflows", len(rows))
+	}
+}
+
+// A failed step cancels the steps after it, naming it; RetryWorkflow runs them again once the
+// cause is fixed, leaving completed steps alone.
+func TestWorkflowFailureAndRetry(t *testing.T) {
+	var log journal
+	var fixed atomic.Bool
+	c := startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+			log.add(job.Args.Name)
+			if job.Args.Fail && !fixed.Load() {
+				return errors.New("export is not there")
+			}
+			return nil
+		}), nil)
+	})
+	one := &rota.InsertOpts{MaxAttempts: 1}
+	wf := rota.NewWorkflow()
+	wf.Add("export", stepArgs{Name: "export"}, one)
+	wf.Add("bill", stepArgs{Name: "bill", Fail: true}, one).After("export")
+	wf.Add("mail", stepArgs{Name: "mail"}, one).After("bill")
+	wf.Add("report", stepArgs{Name: "report"}, one).After("bill").IgnoreFailedDeps()
+	res, err := c.InsertWorkflow(t.Context(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail := wait(t, c, res.Steps["mail"].ID)
+	bill := res.Steps["bill"].ID
+	if mail.State != rota.StateCancelled || len(mail.Errors) != 1 || mail.Errors[0].Error != store.DependencyError(bill, rota.StateDiscarded) {
+		t.Fatalf("mail ended %s with %+v; want cancelled naming job %d", mail.State, mail.Errors, bill)
+	}
+	if report := wait(t, c, res.Steps["report"].ID); report.State != rota.StateCompleted {
+		t.Errorf("report (runs anyway) ended %s", report.State)
+	}
+	info, err := c.Workflow(t.Context(), res.ID)
+	if err != nil || rota.WorkflowStatus(info.Counts) != "failed" {
+		t.Fatalf("workflow %v, %v; want failed", info, err)
+	}
+
+	fixed.Store(true)
+	changed, err := c.RetryWorkflow(t.Context(), res.ID)
+	if err != nil || len(changed) != 2 {
+		t.Fatalf("RetryWorkflow changed %d steps, %v; want bill and mail", len(changed), err)
+	}
+	if j := wait(t, c, res.Steps["mail"].ID); j.State != rota.StateCompleted {
+		t.Fatalf("mail after retry ended %s", j.State)
+	}
+	if got, want := log.list(), []string{"export", "bill", "report", "bill", "mail"}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want %v", got, want)
+	}
+	if _, err := c.RetryWorkflow(t.Context(), "w-none"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RetryWorkflow(unknown) = %v, want ErrNotFound", err)
+	}
+}
+
+// Cancelling a workflow stops its running step through its context and ends the waiting ones.
+func TestCancelWorkflow(t *testing.T) {
+	started := make(chan struct{})
+	c := startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}), nil)
+	})
+	wf := rota.NewWorkflow()
+	wf.Add("slow", stepArgs{Name: "slow"}, nil)
+	wf.Add("next", stepArgs{Name: "next"}, nil).After("slow")
+	res, err := c.InsertWorkflow(t.Context(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := c.CancelWorkflow(t.Context(), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"slow", "next"} {
+		if j := wait(t, c, res.Steps[name].ID); j.State != rota.StateCancelled {
+			t.Errorf("%s ended %s, want cancelled", name, j.State)
+		}
+	}
+}
+
+type batchJob struct {
+	N int `json:"n"`
+}
+
+func (batchJob) Kind() string { return "batch-job" }
+
+type batchDone struct{}
+
+func (batchDone) Kind() string { return "batch-done" }
+
+// A batch's callback runs once, after every job ended however it ended, and reads how they
+// ended; jobs added while it is open are waited for, and adding after it ran is refused.
+func TestBatchCallback(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	counts := make(chan rota.BatchCounts, 2)
+	c := startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[batchJob](func(ctx context.Context, job *rota.Job[batchJob]) error {
+			if job.Args.N == 0 {
+				<-release // the first job holds the batch open
+			}
+			if job.Args.N%3 == 1 {
+				return rota.Cancel(fmt.Errorf("job %d gives up", job.Args.N))
+			}
+			return nil
+		}), nil)
+		rota.AddWorker(w, rota.WorkFunc[batchDone](func(ctx context.Context, job *rota.Job[batchDone]) error {
+			calls.Add(1)
+			n, err := job.BatchCounts(ctx)
+			counts <- n
+			return err
+		}), nil)
+	})
+	b := rota.NewBatch(batchDone{}, nil)
+	for i := range 10 {
+		b.Add(batchJob{N: i}, nil)
+	}
+	res, err := c.InsertBatch(t.Context(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if j := wait(t, c, res.Callback.ID); j.State != rota.StateCompleted {
+		t.Fatalf("callback ended %s", j.State)
+	}
+	if j := wait(t, c, added[0].Job.ID); j.State != rota.StateCancelled || j.Workflow != res.ID {
+		t.Errorf("added job (N=10, gives up) ended %s in workflow %q", j.State, j.Workflow)
+	}
+	// 11 jobs: N = 1, 4, 7, 10 give up.
+	if got := <-counts; got != (rota.BatchCounts{Completed: 7, Cancelled: 4}) || got.Failed() != 4 {
+		t.Errorf("callback counted %+v, want 7 completed, 4 cancelled", got)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("callback ran %d times, want once", n)
+	}
+	_, err = c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 11}})
+	if !errors.Is(err, store.ErrNotPending) {
+		t.Errorf("adding to a finished batch: %v, want ErrNotPending", err)
+	}
+}
