@@ -172,10 +172,12 @@ func TestWorkflowQueriesUseTheirIndex(t *testing.T) {
 			t.Errorf("%s: plan does not walk jobs_workflow:\n%s", q.name, plan)
 		}
 	}
-	// What jobs_ended looks for on every end of a job with dependents.
-	plan := explain(t, s, `SELECT id FROM {schema}.jobs WHERE has_dependents AND state IN `+finalStatesSQL+` AND id > $1`, "0")
-	if !strings.Contains(plan, "jobs_unresolved") {
-		t.Errorf("unresolved jobs: plan does not read jobs_unresolved:\n%s", plan)
+	// What jobs_ended looks for on the first end of a statement: the statement's other ends,
+	// by their time.
+	plan := explain(t, s, `SELECT id FROM {schema}.jobs j WHERE j.finalized_at = $1 AND j.has_dependents
+		AND j.state IN `+finalStatesSQL+` AND EXISTS (SELECT 1 FROM {schema}.job_deps d WHERE d.dep_id = j.id)`, "now()")
+	if strings.Contains(plan, "Seq Scan on jobs") || !strings.Contains(plan, "jobs_finalized") {
+		t.Errorf("a statement's ends: plan does not read jobs_finalized:\n%s", plan)
 	}
 }
 
