@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -45,19 +44,19 @@ func (d *Dashboard) bulk(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, fmt.Errorf("%w: bulk action %q", rota.ErrInvalid, f.Get("action")))
 		return
 	}
-	filter := rota.ListParams{Queue: f.Get("queue"), Kind: f.Get("kind"), Desc: true}
-	if s := f.Get("state"); s != "" {
-		filter.States = []rota.State{rota.State(s)}
+	filter, err := jobFilter(f)
+	if err != nil {
+		d.fail(w, r, err)
+		return
 	}
 	back := "/jobs"
-	if q := filterQuery(f); q != "" {
+	if q := filterQuery(f).Encode(); q != "" {
 		back += "?" + q
 	}
 	var ids []int64
 	capped := false
 	what := "the selected ones"
 	if scope == "all" {
-		var err error
 		if ids, capped, err = d.matching(r.Context(), filter); err != nil {
 			d.fail(w, r, err)
 			return
@@ -74,7 +73,7 @@ func (d *Dashboard) bulk(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	data := map[string]any{"Verb": verb, "Action": action, "Scope": scope, "Count": len(ids), "What": what,
-		"Capped": capped, "State": f.Get("state"), "Queue": f.Get("queue"), "Kind": f.Get("kind"), "Back": back}
+		"Capped": capped, "Filter": filterValues(f), "Back": back}
 	if scope != "all" {
 		data["IDs"] = ids
 	}
@@ -146,27 +145,4 @@ func (d *Dashboard) matching(ctx context.Context, filter rota.ListParams) (ids [
 		}
 		filter.AfterID = page[len(page)-1].ID
 	}
-}
-
-func filterQuery(f url.Values) string {
-	q := url.Values{}
-	for _, k := range []string{"state", "queue", "kind"} {
-		if v := f.Get(k); v != "" {
-			q.Set(k, v)
-		}
-	}
-	return q.Encode()
-}
-
-func describeFilter(f url.Values) string {
-	var parts []string
-	for _, k := range []string{"state", "queue", "kind"} {
-		if v := f.Get(k); v != "" {
-			parts = append(parts, k+" "+v)
-		}
-	}
-	if len(parts) == 0 {
-		return "every job"
-	}
-	return "every job with " + strings.Join(parts, ", ")
 }

@@ -148,6 +148,10 @@ func (d *Dashboard) routes() {
 	m.Handle("POST /workflows/{id}/cancel", d.signedIn(d.cancelWorkflow))
 	m.Handle("POST /workflows/{id}/retry", d.signedIn(d.retryWorkflow))
 	m.Handle("GET /schedules", d.signedIn(d.schedules))
+	m.Handle("GET /schedules/{name}", d.signedIn(d.schedule))
+	m.Handle("POST /schedules/{name}/run", d.signedIn(d.runSchedule))
+	m.Handle("POST /schedules/{name}/edit", d.signedIn(d.editSchedule))
+	m.Handle("POST /schedules/{name}/remove", d.signedIn(d.removeSchedule))
 	m.Handle("POST /schedules/{name}/pause", d.signedIn(d.pauseSchedule))
 	m.Handle("POST /schedules/{name}/resume", d.signedIn(d.resumeSchedule))
 	// Every form, signing in and out included, must come from a page of this site: the browser

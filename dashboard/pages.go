@@ -177,10 +177,12 @@ const pageSize = 50
 
 func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := rota.ListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Limit: pageSize, Desc: true}
-	if s := q.Get("state"); s != "" {
-		p.States = []rota.State{rota.State(s)}
+	p, err := jobFilter(q)
+	if err != nil {
+		d.fail(w, r, err)
+		return
 	}
+	p.Limit = pageSize
 	if v := q.Get("before"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -194,14 +196,10 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	data := map[string]any{"Jobs": jobs, "State": q.Get("state"), "Queue": p.Queue, "Kind": p.Kind, "States": stateNames}
+	data := map[string]any{"Jobs": jobs, "Filter": filterValues(q), "States": stateNames}
 	if len(jobs) == pageSize {
-		next := url.Values{"before": {strconv.FormatInt(jobs[len(jobs)-1].ID, 10)}}
-		for _, k := range []string{"state", "queue", "kind"} {
-			if v := q.Get(k); v != "" {
-				next.Set(k, v)
-			}
-		}
+		next := filterQuery(q)
+		next.Set("before", strconv.FormatInt(jobs[len(jobs)-1].ID, 10))
 		data["Next"] = "/jobs?" + next.Encode()
 	}
 	d.render(w, r, http.StatusOK, "jobs", data)
@@ -266,11 +264,11 @@ func (d *Dashboard) resumeQueue(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) pauseSchedule(w http.ResponseWriter, r *http.Request) {
-	d.onName(w, r, d.client.PauseSchedule, "/schedules")
+	d.onName(w, r, d.client.PauseSchedule, scheduleBack(r))
 }
 
 func (d *Dashboard) resumeSchedule(w http.ResponseWriter, r *http.Request) {
-	d.onName(w, r, d.client.ResumeSchedule, "/schedules")
+	d.onName(w, r, d.client.ResumeSchedule, scheduleBack(r))
 }
 
 // onName applies f to the route's queue or schedule and goes back to the page it was on.

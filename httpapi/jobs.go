@@ -147,6 +147,10 @@ const listMax = 1000
 func (a *api) listJobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := rota.ListParams{Queue: q.Get("queue"), Kind: q.Get("kind"), Workflow: q.Get("workflow"), Limit: 100}
+	if err := listFilters(q, &p); err != nil {
+		invalid(w, "%s", err)
+		return
+	}
 	for _, v := range q["state"] {
 		for s := range strings.SplitSeq(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {

@@ -35,7 +35,7 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.Is(err, rota.ErrInvalid), errors.Is(err, store.ErrInvalidLimit):
+	case errors.Is(err, rota.ErrInvalid), errors.Is(err, store.ErrInvalidLimit), errors.Is(err, store.ErrInvalidList):
 		writeError(w, http.StatusBadRequest, "invalid", err.Error())
 	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large",

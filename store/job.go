@@ -214,8 +214,21 @@ type ListParams struct {
 	Kind   string
 	// Workflow lists the steps of one workflow or batch.
 	Workflow string
-	AfterID  int64
-	Desc     bool
+	// Tag lists jobs carrying that tag; Schedule those a cron schedule of that name planned.
+	Tag      string
+	Schedule string
+	// ArgsContains lists jobs whose args, as JSON text, contain it (case-sensitive).
+	ArgsContains string
+	// ArgsPath and ArgsValue list jobs whose args hold, at the dot-separated object keys of
+	// ArgsPath ("account.id"), the JSON string, number or boolean ArgsValue (`42`, `"acme"`,
+	// `true`). They go together; Check says what is malformed.
+	ArgsPath  string
+	ArgsValue string
+	// CreatedAfter and CreatedBefore list jobs created in [CreatedAfter, CreatedBefore).
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	AfterID       int64
+	Desc          bool
 	// Limit defaults to ListLimitDefault when zero.
 	Limit int
 }

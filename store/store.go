@@ -78,7 +78,8 @@ type Store interface {
 	Get(ctx context.Context, id int64) (*JobRow, error)
 
 	// List returns jobs matching p, ordered by id (ascending, or descending with p.Desc), starting
-	// after p.AfterID when it is set (keyset pagination).
+	// after p.AfterID when it is set (keyset pagination). ListParams that fail p.Check are an
+	// error wrapping ErrInvalidList.
 	List(ctx context.Context, p ListParams) ([]*JobRow, error)
 
 	// Cancel ends a job that is not running as cancelled. For a running job it records the request

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,7 @@ func (a *app) jobsListCmd() *cobra.Command {
 		order  string
 		desc   bool
 		p      rota.ListParams
+		f      listFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -35,6 +37,9 @@ func (a *app) jobsListCmd() *cobra.Command {
   rota jobs list --queue emails --limit 20 --after 120
   rota jobs list --order oldest
   rota jobs list --workflow w0193a5c2e0a1f3c2b1d4e5 --state cancelled
+  rota jobs list --tag billing --args-path account.id=42
+  rota jobs list --schedule nightly-report --created-after 24h
+  rota jobs list --args-contains acme --created-after 2025-06-01T00:00:00Z
   rota jobs list -o json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,6 +52,9 @@ func (a *app) jobsListCmd() *cobra.Command {
 			}
 			if p.Limit < 1 {
 				return fmt.Errorf("--limit %d: must be at least 1", p.Limit)
+			}
+			if err := f.apply(&p, time.Now()); err != nil {
+				return err
 			}
 			switch {
 			case desc || order == "newest":
@@ -75,16 +83,17 @@ func (a *app) jobsListCmd() *cobra.Command {
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&states, "state", nil, "only jobs in these states (repeat or separate with commas): "+statesList())
-	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
-	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
-	f.StringVar(&p.Workflow, "workflow", "", "only the steps of this workflow or batch")
-	f.IntVar(&p.Limit, "limit", 50, "at most this many jobs")
-	f.Int64Var(&p.AfterID, "after", 0, "the page after this id, in the list's order (the last id of the previous page)")
-	f.StringVar(&order, "order", "newest", "newest (highest id first, as the dashboard and the API list) or oldest")
-	f.BoolVar(&desc, "desc", false, "newest first")
-	_ = f.MarkDeprecated("desc", "newest first is the default; --order oldest for the other way")
+	fs := cmd.Flags()
+	fs.StringSliceVar(&states, "state", nil, "only jobs in these states (repeat or separate with commas): "+statesList())
+	fs.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
+	fs.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	fs.StringVar(&p.Workflow, "workflow", "", "only the steps of this workflow or batch")
+	f.register(fs, &p)
+	fs.IntVar(&p.Limit, "limit", 50, "at most this many jobs")
+	fs.Int64Var(&p.AfterID, "after", 0, "the page after this id, in the list's order (the last id of the previous page)")
+	fs.StringVar(&order, "order", "newest", "newest (highest id first, as the dashboard and the API list) or oldest")
+	fs.BoolVar(&desc, "desc", false, "newest first")
+	_ = fs.MarkDeprecated("desc", "newest first is the default; --order oldest for the other way")
 	return cmd
 }
 

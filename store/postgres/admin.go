@@ -32,8 +32,13 @@ func (s *Store) get(ctx context.Context, id int64) (*store.JobRow, error) {
 }
 
 // List returns a page of jobs in id order. The statement holds only the filters p sets, so each
-// shape of filter gets a plan of its own.
+// shape of filter gets a plan of its own. No index serves the tag, schedule, args or created
+// filters: the plan walks the primary key (or the workflow index) and tests each row, so a page
+// costs the rows walked until it fills.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -57,6 +62,7 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		// In the collation of jobs_workflow, whose (workflow, id) order pages a workflow's steps.
 		where = append(where, `workflow COLLATE "C" = `+arg(p.Workflow))
 	}
+	where = append(where, listFilters(p, arg)...)
 	order := "id"
 	if p.AfterID != 0 {
 		if p.Desc {

@@ -9,10 +9,16 @@ import (
 )
 
 // List merges the id-ordered (state, queue) index sets the filters name, so State and Queue
-// filters never scan; a Workflow filter reads that workflow's steps alone. A Kind filter (or a
-// State or Queue filter with a Workflow) examines ids in order, at most 2000 per script, and
-// List calls again from the script's cursor until the page is full or the sets end.
+// filters never scan; a Workflow filter reads that workflow's steps alone. No index serves
+// Kind, Tag, Schedule, the args filters or the created range (nor a State or Queue filter with a
+// Workflow): the script walks those sets in id order and reads each job's hash, at most 2000
+// jobs per script so that one call never holds Redis long, and List calls again from the
+// script's cursor until the page is full or the sets end. A page of a rare match therefore
+// costs every job of the named states and queues walked to find it, in scripts of 2000.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("redis: list: %w", err)
+	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.ListLimitDefault
@@ -31,7 +37,9 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		for _, st := range p.States {
 			args = append(args, string(st))
 		}
-		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out), p.Workflow)
+		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out), p.Workflow,
+			p.Tag, p.Schedule, p.ArgsContains, p.ArgsPath, p.ArgsValue,
+			microsOrEmpty(p.CreatedAfter), microsOrEmpty(p.CreatedBefore))
 		v, err := s.run(ctx, scriptList, args...)
 		if err != nil {
 			return nil, err

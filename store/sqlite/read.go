@@ -30,26 +30,13 @@ func (s *Store) Get(ctx context.Context, id int64) (*store.JobRow, error) {
 }
 
 // List returns a page of jobs in id order. It walks the primary key from the cursor and filters
-// as it goes, so a page costs the rows it skips, not the size of the table.
+// as it goes, so a page costs the rows it skips, not the size of the table; no index serves the
+// tag, schedule, args or created filters, which are tested on each row walked.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
-	var where []string
-	var args []any
-	if len(p.States) > 0 {
-		where = append(where, `state IN (SELECT value FROM json_each(?))`)
-		args = append(args, jsonText(p.States))
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite: list: %w", err)
 	}
-	if p.Queue != "" {
-		where = append(where, `queue = ?`)
-		args = append(args, p.Queue)
-	}
-	if p.Kind != "" {
-		where = append(where, `kind = ?`)
-		args = append(args, p.Kind)
-	}
-	if p.Workflow != "" {
-		where = append(where, `workflow = ?`)
-		args = append(args, p.Workflow)
-	}
+	where, args := listFilters(p)
 	order := "ASC"
 	if p.AfterID > 0 {
 		if p.Desc {

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Limit", limitTests},
 		{"Schedule", scheduleTests},
 		{"Deps", depTests},
+		{"ListFilter", listFilterTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,8 +1,10 @@
 #!ro
 -- list: ARGV[4] number of states, the states, then queue, kind, after id ('' for none), desc
--- ('1'), limit, workflow. Merges the id-ordered (state, queue) sets, or reads the workflow's
--- id-ordered set of steps; with a kind filter, or a workflow and any other, it examines at most
--- 2000 jobs and returns a cursor to go on from ('' when done).
+-- ('1'), limit, workflow, tag, schedule, args substring, args path (dot-separated keys), args
+-- value (JSON), created after and created before (microseconds, '' for none). Merges the
+-- id-ordered (state, queue) sets, or reads the workflow's id-ordered set of steps; with a filter
+-- those do not serve, it examines at most 2000 jobs and returns a cursor to go on from ('' when
+-- done).
 checkMeta()
 local nst = tonumber(ARGV[4])
 local states = {}
@@ -11,6 +13,14 @@ if nst == 0 then states = STATES end
 local b = 5 + nst
 local queue, kind, cursor, desc, limit = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3] == '1', tonumber(ARGV[b + 4])
 local workflow = ARGV[b + 5]
+local tag, schedule, contains, path, value = ARGV[b + 6], ARGV[b + 7], ARGV[b + 8], ARGV[b + 9], ARGV[b + 10]
+local cafter, cbefore = tonumber(ARGV[b + 11]), tonumber(ARGV[b + 12])
+local segs, want
+if path ~= '' then
+  segs = {}
+  for seg in string.gmatch(path, '[^.]+') do segs[#segs + 1] = seg end
+  want = cjson.decode('[' .. value .. ']')[1]
+end
 local streams = {}
 local wanted -- with a workflow: the states asked for, checked per step
 if workflow ~= '' then
@@ -29,12 +39,45 @@ else
     end
   end
 end
-local filtered = kind ~= '' or (workflow ~= '' and (wanted or queue ~= ''))
+local fields = tag ~= '' or schedule ~= '' or contains ~= '' or segs or cafter or cbefore
+local filtered = kind ~= '' or (workflow ~= '' and (wanted or queue ~= '')) or fields
+-- hasTag reports whether the JSON array of tags t holds tag.
+local function hasTag(t)
+  if not t then return false end
+  local xs = cjson.decode(t)
+  if type(xs) ~= 'table' then return false end
+  for _, x in ipairs(xs) do
+    if x == tag then return true end
+  end
+  return false
+end
+-- atPath reports whether the args a hold want at segs, object keys all the way.
+local function atPath(a)
+  local ok, v = pcall(cjson.decode, a or '')
+  if not ok then return false end
+  for _, seg in ipairs(segs) do
+    if type(v) ~= 'table' or v[1] ~= nil then return false end
+    v = v[seg]
+  end
+  return type(v) == type(want) and v == want
+end
+-- matchesFields applies the filters on a job's tags, schedule, args and creation time.
+local function matchesFields(v)
+  if tag ~= '' and not hasTag(v[4]) then return false end
+  if schedule ~= '' and v[5] ~= schedule then return false end
+  if contains ~= '' and not string.find(v[6] or '', contains, 1, true) then return false end
+  if segs and not atPath(v[6]) then return false end
+  local c = tonumber(v[7]) or 0
+  if cafter and c < cafter then return false end
+  if cbefore and c >= cbefore then return false end
+  return true
+end
 -- matches applies the filters the streams do not.
 local function matches(id)
   if not filtered then return true end
-  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q')
+  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q', 'T', 'sc', 'A', 'c')
   if kind ~= '' and v[1] ~= kind then return false end
+  if fields and not matchesFields(v) then return false end
   if workflow == '' then return true end
   return (not wanted or wanted[v[2]]) and (queue == '' or v[3] == queue)
 end
