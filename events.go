@@ -1,6 +1,7 @@
 package rota
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -10,47 +11,114 @@ import (
 // EventType names what happened.
 type EventType string
 
-// Event types. Their names are stable: metrics and logs are built on them.
+// Event types. Their names are stable: the node's logs (logevents.go) and package metrics are
+// built on them, so what a node logs and what it counts are the same facts. Leader, singleton and
+// memory-floor events are declared next to what emits them (leader.go, singleton.go, memfloor.go).
 const (
+	// Outcomes: one per attempt, once the store recorded it. Job is the row as claimed, Duration
+	// how long the attempt ran.
 	EventJobCompleted  EventType = "job.completed"
 	EventJobFailed     EventType = "job.failed" // an attempt failed and the job will retry
 	EventJobDiscarded  EventType = "job.discarded"
 	EventJobCancelled  EventType = "job.cancelled"
 	EventJobSnoozed    EventType = "job.snoozed"
 	EventJobHandedBack EventType = "job.handed_back" // interrupted by shutdown, back in its queue
-	EventJobRescued    EventType = "job.rescued"     // its lease expired; seen by the rescuing node
+	// EventJobFenceRefused ends an attempt whose outcome the store refused: the job's lease had
+	// lapsed and it was claimed again, so the newer claim decides its fate. Outcome says what
+	// this attempt wanted.
+	EventJobFenceRefused EventType = "job.fence_refused"
+	EventJobRescued      EventType = "job.rescued" // its lease expired; seen by the rescuing node
+
+	// EventJobClaimed is one claim call that succeeded (possibly with no job): Queue, Claim
+	// (asked and got) and Duration (the store's round trip).
+	EventJobClaimed EventType = "job.claimed"
+	// EventJobStarted is an attempt handed to a runner. Latency is how long the job waited to
+	// start: from its insert, or from its RunAt when that is later (delayed, retried, snoozed).
+	EventJobStarted EventType = "job.started"
+
+	// EventServiceRun is one run of a maintenance service (rescuer, pruner, cron, registry,
+	// tidier): Service names it, Count says what it did (jobs rescued, jobs pruned, occurrences
+	// planned; 0 for the others), Duration how long it took, Error why it failed. The rescuer and
+	// the registry run on every node, the others on the leader.
+	EventServiceRun EventType = "leader.service"
+	// EventStoreError is a store call of the node's own loops that failed: Op names it (claim,
+	// heartbeat, list_limits, register, deregister, subscribe, rescue, prune, prune_nodes, tidy,
+	// plan_schedules), Queue is set for claims. Calls cut short by the node stopping or leadership
+	// ending are not errors. Every failure is an event; the log says them rate-limited.
+	EventStoreError EventType = "store.error"
 )
 
-// Event is something that happened to a job on this node.
+// ClaimSize is what one claim asked the store for and got.
+type ClaimSize struct {
+	Asked, Got int
+}
+
+// Event is something that happened on this node. Which fields are set depends on Type.
 type Event struct {
 	Type EventType
 	// Job is the job as it was claimed (for a rescue: as it is now).
 	Job *JobRow
-	// Error is the attempt's error, if it failed.
+	// Error is the attempt's error, if it failed, or the failed call's.
 	Error string
-	// Duration is how long the attempt ran.
+	// Duration is how long the attempt, claim or service run took.
 	Duration time.Duration
-	// Reason says why leadership changed, for leader events.
+	// Reason says why leadership or the memory floor changed.
 	Reason string
 	At     time.Time
+
+	// Queue is the claim's queue, or the failed claim's.
+	Queue string
+	// Claim is the size of a claim (job.claimed).
+	Claim ClaimSize
+	// Latency is how long a job waited to start (job.started).
+	Latency time.Duration
+	// Outcome is the state the attempt asked for (job.fence_refused).
+	Outcome store.State
+	// Service names a maintenance service (leader.service).
+	Service string
+	// Count is what the service run did (leader.service).
+	Count int
+	// Op names the store call that failed (store.error).
+	Op string
 }
 
-// eventHub fans events out to subscribers. A subscriber that does not keep up misses events
-// rather than slowing the node.
+// eventHub hands events to the node's log, to the synchronous handlers, in order, and to
+// subscribers. A subscriber that does not keep up misses events rather than slowing the node.
 type eventHub struct {
-	mu   sync.Mutex
-	subs map[chan Event]struct{}
+	mu       sync.Mutex
+	log      func(Event)
+	handlers []func(Event)
+	subs     map[chan Event]struct{}
 }
 
+// emit is called by whoever witnessed the event, on its own goroutine. The lock keeps every
+// consumer seeing events in one order, which makes a gauge built of increments and decrements
+// (jobs in flight) never go below zero.
 func (h *eventHub) emit(ev Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.log != nil {
+		h.log(ev)
+	}
+	for _, f := range h.handlers {
+		f(ev)
+	}
 	for ch := range h.subs {
 		select {
 		case ch <- ev:
 		default:
 		}
 	}
+}
+
+// Handle registers h to be called with every event of this node, for consumers that must not miss
+// one (metrics). h is called inline, in order, from the goroutine that emits, with the node's
+// event lock held: it must be fast, must not block, and must not call Handle or Subscribe. Register
+// it before Start to see every event. Consumers that may miss events use Subscribe.
+func (n *Node) Handle(h func(Event)) {
+	n.events.mu.Lock()
+	n.events.handlers = append(n.events.handlers, h)
+	n.events.mu.Unlock()
 }
 
 // Subscribe returns a channel of this node's events and a function that ends the subscription.
@@ -93,15 +161,33 @@ func (n *Node) recorded(e *execution, o store.Outcome, applied bool) {
 	if e.queue.limited.Load() {
 		e.queue.signal()
 	}
-	if !applied {
-		n.logger.Warn("rota: outcome ignored: the job's lease was lost and it belongs to another claim now",
-			"job", e.row.ID, "kind", e.row.Kind, "fence", o.Fence, "outcome", o.State)
-		return
-	}
 	ev := Event{Type: eventByState[o.State], Job: e.row, Duration: n.clock.Since(e.start), At: n.clock.Now()}
+	if !applied {
+		ev.Type, ev.Outcome = EventJobFenceRefused, o.State
+	}
 	if o.Error != nil {
 		ev.Error = o.Error.Error
-		n.logger.Info("rota: job attempt failed", "job", e.row.ID, "kind", e.row.Kind, "attempt", e.row.Attempt, "state", o.State, "error", o.Error.Error)
 	}
 	n.events.emit(ev)
+}
+
+// storeError emits a failed store call, unless ctx ended: a call cut short by the node stopping
+// or by leadership ending is not the store's failure.
+func (n *Node) storeError(ctx context.Context, op, queue string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	n.events.emit(Event{Type: EventStoreError, Op: op, Queue: queue, Error: err.Error(), At: n.clock.Now()})
+}
+
+// startLatency is how long row waited between becoming due and starting at now.
+func startLatency(row *JobRow, now time.Time) time.Duration {
+	due := row.CreatedAt
+	if row.RunAt.After(due) {
+		due = row.RunAt
+	}
+	if d := now.Sub(due); d > 0 {
+		return d
+	}
+	return 0
 }

@@ -75,7 +75,10 @@ var errAbandoned = errors.New("handler did not return after its context was canc
 func (n *Node) start(q *queue, row *JobRow) {
 	ctx, cancel := context.WithCancelCause(n.workCtx)
 	reg := n.cfg.Workers.kinds[row.Kind]
-	e := &execution{row: row, queue: q, reg: reg, start: n.clock.Now(), ctx: ctx, cancel: cancel}
+	now := n.clock.Now()
+	e := &execution{row: row, queue: q, reg: reg, start: now, ctx: ctx, cancel: cancel}
+	// Emitted before a runner has the job, so its outcome's event always comes after.
+	n.events.emit(Event{Type: EventJobStarted, Job: row, Latency: startLatency(row, now), At: now})
 	n.mu.Lock()
 	n.running[row.ID] = e
 	n.mu.Unlock()

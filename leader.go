@@ -30,7 +30,7 @@ type LeaderConfig struct {
 	RenewEvery time.Duration
 	// TryEvery is how often the other nodes try to take the lease. Defaults to 10 s.
 	TryEvery time.Duration
-	// Services run on the leader only, after the built-in ones (rescuer, pruner).
+	// Services run on the leader only, after the built-in ones (pruner, tidier, cron).
 	Services []LeaderService
 }
 
@@ -94,16 +94,24 @@ func (n *Node) newElector() error {
 	if err != nil {
 		return err
 	}
-	el.Add(&leader.Loop{ServiceName: "pruner", Every: n.cfg.PruneInterval, Clock: n.clock, Do: n.prune})
+	el.Add(n.serviceLoop(ServicePruner, n.cfg.PruneInterval, n.prune))
 	if t, ok := n.cfg.Store.(store.Tidier); ok {
-		el.Add(&leader.Loop{ServiceName: "tidier", Every: n.cfg.TidyInterval, Clock: n.clock, Do: func(ctx context.Context) {
-			if err := t.Tidy(ctx); err != nil && ctx.Err() == nil {
-				n.logger.Warn("rota: store housekeeping failed", "error", err)
+		el.Add(n.serviceLoop(ServiceTidier, n.cfg.TidyInterval, func(ctx context.Context) (int, error) {
+			err := t.Tidy(ctx)
+			if err != nil {
+				n.storeError(ctx, "tidy", "", err)
 			}
-		}})
+			return 0, err
+		}))
 	}
 	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
-	el.Add(&leader.Loop{ServiceName: "cron", Every: planner.IntervalDefault, Clock: n.clock, Do: p.Pass})
+	el.Add(n.serviceLoop(ServiceCron, n.cfg.CronInterval, func(ctx context.Context) (int, error) {
+		planned, err := p.Pass(ctx)
+		if err != nil {
+			n.storeError(ctx, "plan_schedules", "", err)
+		}
+		return planned, err
+	}))
 	for _, s := range lc.Services {
 		el.Add(s)
 	}

@@ -25,7 +25,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		}
 		cancelled, err := n.cfg.Store.Heartbeat(ctx, n.cfg.ID, n.cfg.JobLease)
 		if err != nil {
-			n.logger.Warn("rota: heartbeat failed; leases lapse if the store stays away", "lease", n.cfg.JobLease, "error", err)
+			n.storeError(ctx, "heartbeat", "", err) // leases lapse if the store stays away
 			continue
 		}
 		for _, id := range cancelled {
@@ -47,7 +47,7 @@ func (n *Node) rescueLoop(ctx context.Context) {
 	tick := n.clock.NewTicker(n.cfg.RescueInterval)
 	defer tick.Stop()
 	for {
-		n.rescue(ctx)
+		n.runService(ctx, ServiceRescuer, n.rescue)
 		select {
 		case <-ctx.Done():
 			return
@@ -57,16 +57,16 @@ func (n *Node) rescueLoop(ctx context.Context) {
 }
 
 // rescue returns jobs whose lease expired (their node died or lost the store) to their queue.
-func (n *Node) rescue(ctx context.Context) {
+func (n *Node) rescue(ctx context.Context) (int, error) {
 	rows, err := n.cfg.Store.Rescue(ctx, rescueBatch)
 	if err != nil {
-		n.logger.Warn("rota: rescue failed", "error", err)
-		return
+		n.storeError(ctx, "rescue", "", err)
+		return 0, err
 	}
 	for _, row := range rows {
-		n.logger.Warn("rota: rescued job whose lease expired", "job", row.ID, "kind", row.Kind, "state", row.State, "attempt", row.Attempt)
 		n.events.emit(Event{Type: EventJobRescued, Job: row, At: n.clock.Now()})
 	}
+	return len(rows), nil
 }
 
 // listen wakes queues when the store pushes an insert, resubscribing if the subscription ends.
@@ -79,7 +79,7 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier, ch <-chan st
 	}
 	for {
 		if err != nil {
-			n.logger.Warn("rota: cannot subscribe to notifications; polling only for now", "error", err)
+			n.storeError(ctx, "subscribe", "", err) // polling only for now
 		} else {
 			for note := range ch {
 				if note.Queue == "" {
@@ -108,7 +108,7 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier, ch <-chan st
 func (n *Node) refreshLimits(ctx context.Context) {
 	limits, err := n.cfg.Store.ListLimits(ctx)
 	if err != nil {
-		n.logger.Warn("rota: reading limits failed", "error", err)
+		n.storeError(ctx, "list_limits", "", err)
 		return
 	}
 	kindLimited := false

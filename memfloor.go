@@ -2,6 +2,7 @@ package rota
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 const memoryCheckEvery = time.Second
 
 // memFloor keeps a node from taking new work while the machine's available memory is below
-// Config.MinFreeMemory. It logs when it closes and when it opens again.
+// Config.MinFreeMemory. It emits an event when it closes and when it opens again.
 type memFloor struct {
 	min       uint64
 	available func() (uint64, error)
@@ -24,7 +25,7 @@ type memFloor struct {
 }
 
 // EventMemoryLow and EventMemoryOK mark the node closing to new work for lack of memory, and
-// opening again.
+// opening again; Reason gives the bytes available and the floor.
 const (
 	EventMemoryLow EventType = "node.memory_low"
 	EventMemoryOK  EventType = "node.memory_ok"
@@ -54,13 +55,11 @@ func (n *Node) memoryAdmits() bool {
 	low := avail < f.min
 	if low != f.closed {
 		f.closed = low
+		typ := EventMemoryOK
 		if low {
-			n.logger.Warn("rota: available memory below the floor; taking no new jobs", "available_bytes", avail, "floor_bytes", f.min)
-			n.events.emit(Event{Type: EventMemoryLow, At: now, Reason: "available memory below MinFreeMemory"})
-		} else {
-			n.logger.Info("rota: available memory back above the floor; taking jobs again", "available_bytes", avail, "floor_bytes", f.min)
-			n.events.emit(Event{Type: EventMemoryOK, At: now})
+			typ = EventMemoryLow
 		}
+		n.events.emit(Event{Type: typ, At: now, Reason: fmt.Sprintf("%d bytes available, floor %d bytes", avail, f.min)})
 	}
 	return !low
 }

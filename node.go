@@ -17,6 +17,7 @@ import (
 	"github.com/rotahq/rota/internal/completer"
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/internal/memory"
+	"github.com/rotahq/rota/internal/planner"
 	"github.com/rotahq/rota/store"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -44,6 +45,9 @@ const (
 	// TidyIntervalDefault is how often the leader lets a store that has housekeeping of its own
 	// (store.Tidier) do it.
 	TidyIntervalDefault = time.Second
+	// CronIntervalDefault is how often the leader plans cron occurrences; the planner's horizon
+	// (CronHorizon) spans several intervals, so a failed pass or two plan nothing late.
+	CronIntervalDefault = planner.IntervalDefault
 	// RegisterIntervalDefault is how often a node refreshes its row in the node registry.
 	RegisterIntervalDefault = 10 * time.Second
 	// NodeStaleAfterDefault is how long a node may go unseen before the leader removes its row.
@@ -79,6 +83,7 @@ type Config struct {
 	MaxArgsBytes      int           // Defaults to MaxArgsBytesDefault.
 	PruneInterval     time.Duration // Defaults to PruneIntervalDefault.
 	TidyInterval      time.Duration // Defaults to TidyIntervalDefault.
+	CronInterval      time.Duration // Defaults to CronIntervalDefault.
 	RegisterInterval  time.Duration // Defaults to RegisterIntervalDefault.
 	NodeStaleAfter    time.Duration // Defaults to NodeStaleAfterDefault.
 	// Retention says how long finished jobs are kept, per final state.
@@ -175,6 +180,7 @@ func NewNode(cfg Config) (*Node, error) {
 	setDefault(&cfg.MaxResultBytes, MaxResultBytesDefault)
 	setDefault(&cfg.PruneInterval, PruneIntervalDefault)
 	setDefault(&cfg.TidyInterval, TidyIntervalDefault)
+	setDefault(&cfg.CronInterval, CronIntervalDefault)
 	setDefault(&cfg.RegisterInterval, RegisterIntervalDefault)
 	setDefault(&cfg.NodeStaleAfter, NodeStaleAfterDefault)
 	setDefault(&cfg.Version, "dev")
@@ -192,6 +198,7 @@ func NewNode(cfg Config) (*Node, error) {
 		compDone:    make(chan struct{}),
 	}
 	sort.Strings(n.kinds)
+	n.events.log = newEventLog(n.logger, n.clock).log
 	if cfg.availableMemory == nil {
 		cfg.availableMemory = memory.Available
 	}

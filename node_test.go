@@ -237,6 +237,14 @@ func TestRescueReturnsJobsOfADeadNode(t *testing.T) {
 	if ev.Job.ID != job.ID || ev.Job.State != StateRetryable {
 		t.Fatalf("rescued %+v", ev.Job)
 	}
+	// The pass that rescued it says so: a rescuer run that counts one job.
+	run := b.event(t, EventServiceRun)
+	for run.Service != ServiceRescuer {
+		run = b.event(t, EventServiceRun)
+	}
+	if run.Count != 1 {
+		t.Fatalf("the rescuer's run counts %d jobs, want 1", run.Count)
+	}
 	row := b.get(t, job.ID)
 	if len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "lease expired") {
 		t.Fatalf("after rescue: errors %+v", row.Errors)

@@ -1,6 +1,7 @@
 package rota
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"time"
@@ -29,9 +30,11 @@ func (r Retention) withDefaults() Retention {
 const pruneBatch = 5000
 
 // prune deletes finished jobs past their retention, and forgets nodes not seen for a while. It runs
-// on the leader, every PruneInterval.
-func (n *Node) prune(ctx context.Context) {
+// on the leader, every PruneInterval, and returns how many jobs it deleted and its first error.
+func (n *Node) prune(ctx context.Context) (int, error) {
 	now := n.clock.Now()
+	pruned := 0
+	var firstErr error
 	for state, keep := range map[store.State]time.Duration{
 		store.StateCompleted: n.cfg.Retention.Completed,
 		store.StateCancelled: n.cfg.Retention.Cancelled,
@@ -44,21 +47,23 @@ func (n *Node) prune(ctx context.Context) {
 		for {
 			deleted, err := n.cfg.Store.Prune(ctx, store.PruneParams{States: []store.State{state}, Before: now.Add(-keep), Limit: pruneBatch})
 			if err != nil {
-				if ctx.Err() == nil { // not leadership or the node ending
-					n.logger.Warn("rota: pruning finished jobs failed", "state", state, "error", err)
-				}
+				n.storeError(ctx, "prune", "", err)
+				firstErr = cmp.Or(firstErr, err)
 				break
 			}
+			pruned += deleted
 			if deleted < pruneBatch {
 				break
 			}
 		}
 	}
 	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
-		if _, err := reg.PruneNodes(ctx, now.Add(-n.cfg.NodeStaleAfter)); err != nil && ctx.Err() == nil {
-			n.logger.Warn("rota: pruning stale nodes failed", "error", err)
+		if _, err := reg.PruneNodes(ctx, now.Add(-n.cfg.NodeStaleAfter)); err != nil {
+			n.storeError(ctx, "prune_nodes", "", err)
+			firstErr = cmp.Or(firstErr, err)
 		}
 	}
+	return pruned, firstErr
 }
 
 // register keeps this node's row in the registry fresh, and removes it when the node stops.
@@ -72,14 +77,18 @@ func (n *Node) register(ctx context.Context, reg store.NodeRegistry) {
 	tick := n.clock.NewTicker(n.cfg.RegisterInterval)
 	defer tick.Stop()
 	for {
-		if err := reg.RegisterNode(ctx, info); err != nil && ctx.Err() == nil {
-			n.logger.Warn("rota: registering node failed", "error", err)
-		}
+		n.runService(ctx, ServiceRegistry, func(ctx context.Context) (int, error) {
+			err := reg.RegisterNode(ctx, info)
+			if err != nil {
+				n.storeError(ctx, "register", "", err)
+			}
+			return 0, err
+		})
 		select {
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := reg.DeregisterNode(dctx, n.cfg.ID); err != nil {
-				n.logger.Warn("rota: deregistering node failed; the leader will prune it", "error", err)
+				n.storeError(context.Background(), "deregister", "", err) // the leader will prune the row
 			}
 			cancel()
 			return

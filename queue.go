@@ -29,8 +29,6 @@ type queue struct {
 	// store still counts it as running), elsewhere when the store announces it.
 	limited atomic.Bool
 	wake    chan struct{}
-	// errors keeps a store that refuses every claim from logging a line per poll.
-	errors claimErrors
 
 	// slots holds a token per handler running: at most max. A claim may bring more jobs than
 	// there are free slots (see ahead); those wait here for a slot, already claimed.
@@ -44,9 +42,7 @@ type queue struct {
 }
 
 func newQueue(n *Node, name string, max int) *queue {
-	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1),
-		errors: claimErrors{clock: n.clock, logger: n.logger, queue: name},
-		slots:  make(chan struct{}, max)}
+	return &queue{node: n, name: name, max: max, wake: make(chan struct{}, 1), slots: make(chan struct{}, max)}
 }
 
 // takeSlot waits for a free slot and reports whether it got one before ctx ended.
@@ -149,6 +145,7 @@ func (q *queue) claim() {
 		ask := min(free, claimBatchMax)
 		q.freedInFlight.Store(0)
 		q.claiming.Store(true)
+		began := n.clock.Now()
 		rows, err := n.cfg.Store.Claim(n.claimCtx, store.ClaimParams{
 			Queue: q.name, Kinds: kinds, Max: ask, Owner: n.cfg.ID, LeaseFor: n.cfg.JobLease,
 		})
@@ -156,10 +153,11 @@ func (q *queue) claim() {
 		q.ahead.Store(q.freedInFlight.Load())
 		if err != nil {
 			// The store may be down for a moment: the next poll tries again.
-			q.errors.failed(err)
+			n.storeError(n.claimCtx, "claim", q.name, err)
 			return
 		}
-		q.errors.succeeded()
+		n.events.emit(Event{Type: EventJobClaimed, Queue: q.name, Claim: ClaimSize{Asked: ask, Got: len(rows)},
+			Duration: n.clock.Since(began), At: n.clock.Now()})
 		q.more.Store(len(rows) == ask)
 		for _, row := range rows {
 			q.active.Add(1)

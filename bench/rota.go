@@ -119,42 +119,24 @@ func (r *rotaInstance) Workers(n int, h Hooks) (Runner, error) {
 func (r *rotaInstance) Close() error { return r.cleanup() }
 
 // rotaRunner counts completions from the node's events: an event is emitted once the completer
-// has written the outcome, which is when a job is done as far as anyone else can see.
+// has written the outcome, which is when a job is done as far as anyone else can see. It counts
+// them in a handler, inline: a channel would drop events when full, and a dropped completion
+// would stall the drain.
 type rotaRunner struct {
 	node      *rota.Node
 	completed func()
-	stopSub   func()
-	quit      chan struct{}
 }
 
-// eventBuffer absorbs the bursts in which the completer settles a whole batch: the node drops
-// events a subscriber has no room for, and a dropped completion would stall the drain.
-const eventBuffer = 1 << 16
-
 func (r *rotaRunner) Start(ctx context.Context) error {
-	events, stopSub := r.node.Subscribe(eventBuffer)
-	r.stopSub, r.quit = stopSub, make(chan struct{})
-	go func() {
-		for {
-			select {
-			case ev := <-events:
-				if ev.Type == rota.EventJobCompleted {
-					r.completed()
-				}
-			case <-r.quit: // Unsubscribing does not close events.
-				return
-			}
+	r.node.Handle(func(ev rota.Event) {
+		if ev.Type == rota.EventJobCompleted {
+			r.completed()
 		}
-	}()
+	})
 	return r.node.Start(ctx)
 }
 
-func (r *rotaRunner) Stop(ctx context.Context) error {
-	err := r.node.Stop(ctx)
-	r.stopSub()
-	close(r.quit)
-	return err
-}
+func (r *rotaRunner) Stop(ctx context.Context) error { return r.node.Stop(ctx) }
 
 // Size is the store's size on disk: the jobs table with its indexes on PostgreSQL, the database
 // file (without its WAL) on SQLite.

@@ -11,7 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -37,10 +40,11 @@ func TestMetricsFollowANode(t *testing.T) {
 	events, unsubscribe := node.Subscribe(100)
 	defer unsubscribe()
 	c := New(node.Client(), slog.New(slog.DiscardHandler))
+	node.Handle(c.Observe)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
-	// The test reads the node's events to know when it is done, and hands each to the collector
-	// as Run would, so the metrics are up to date when the loop ends.
+	// The test reads the node's events to know when it is done; the handler saw each before the
+	// channel got it, so the metrics are up to date when the loop ends.
 	if err := node.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +61,6 @@ func TestMetricsFollowANode(t *testing.T) {
 	for deadline := time.After(10 * time.Second); completed < 3 || !led; {
 		select {
 		case ev := <-events:
-			c.observe(ev)
 			completed += map[bool]int{true: 1}[ev.Type == rota.EventJobCompleted]
 			led = led || ev.Type == rota.EventLeaderElected
 		case <-deadline:
@@ -80,7 +83,7 @@ rota_node_leader 1
 		t.Fatal(err)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP rota_queue_jobs Jobs in the store by queue and state, read at scrape time.
+# HELP rota_queue_jobs Jobs in the store by queue and state, read at scrape time at most once every 15 s (cached in between).
 # TYPE rota_queue_jobs gauge
 rota_queue_jobs{queue="default",state="available"} 0
 rota_queue_jobs{queue="default",state="cancelled"} 0
@@ -94,16 +97,28 @@ rota_queue_jobs{queue="default",state="scheduled"} 1
 `), "rota_queue_jobs"); err != nil {
 		t.Fatal(err)
 	}
+	if v := testutil.ToFloat64(c.inFlight.WithLabelValues("default")); v != 0 {
+		t.Fatalf("%v jobs in flight once all ended", v)
+	}
+	if n := histogramCount(t, c.startLatency.WithLabelValues("default", "ping")); n != 3 {
+		t.Fatalf("start latency observed %d times for 3 jobs", n)
+	}
+	if n := histogramCount(t, c.claimSize.WithLabelValues("default")); n == 0 {
+		t.Fatal("no claim observed")
+	}
+	if v := testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServiceRescuer, "ok")); v < 1 {
+		t.Fatalf("rescuer runs %v: the node rescues as it starts", v)
+	}
 }
 
 // TestMemoryFloorGauge feeds the events a node emits when its memory floor closes and opens.
 func TestMemoryFloorGauge(t *testing.T) {
 	c := New(nil, slog.New(slog.DiscardHandler))
-	c.observe(rota.Event{Type: rota.EventMemoryLow})
+	c.Observe(rota.Event{Type: rota.EventMemoryLow})
 	if v := testutil.ToFloat64(c.memoryLow); v != 1 {
 		t.Fatalf("memory low gauge %v after node.memory_low", v)
 	}
-	c.observe(rota.Event{Type: rota.EventMemoryOK})
+	c.Observe(rota.Event{Type: rota.EventMemoryOK})
 	if v := testutil.ToFloat64(c.memoryLow); v != 0 {
 		t.Fatalf("memory low gauge %v after node.memory_ok", v)
 	}
@@ -119,5 +134,99 @@ func TestRunConsumesEventsUntilClosed(t *testing.T) {
 	c.Run(context.Background(), events)
 	if testutil.ToFloat64(c.leader) != 1 || testutil.ToFloat64(c.memoryLow) != 1 {
 		t.Fatalf("leader %v, memory low %v after Run", testutil.ToFloat64(c.leader), testutil.ToFloat64(c.memoryLow))
+	}
+}
+
+func histogramCount(t *testing.T, o prometheus.Observer) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := o.(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// Each kind of event moves its metric.
+func TestEventsMoveTheirMetrics(t *testing.T) {
+	c := New(nil, slog.New(slog.DiscardHandler))
+	job := &rota.JobRow{}
+	job.Queue, job.Kind = "mail", "send"
+	c.Observe(rota.Event{Type: rota.EventJobClaimed, Queue: "mail", Claim: rota.ClaimSize{Asked: 10, Got: 2}, Duration: time.Millisecond})
+	c.Observe(rota.Event{Type: rota.EventJobStarted, Job: job, Latency: 2 * time.Second})
+	c.Observe(rota.Event{Type: rota.EventJobStarted, Job: job, Latency: time.Second})
+	if v := testutil.ToFloat64(c.inFlight.WithLabelValues("mail")); v != 2 {
+		t.Fatalf("in flight %v after two starts", v)
+	}
+	c.Observe(rota.Event{Type: rota.EventJobFenceRefused, Job: job, Outcome: rota.StateCompleted})
+	c.Observe(rota.Event{Type: rota.EventJobFailed, Job: job, Duration: time.Second})
+	if v := testutil.ToFloat64(c.inFlight.WithLabelValues("mail")); v != 0 {
+		t.Fatalf("in flight %v after both ended", v)
+	}
+	c.Observe(rota.Event{Type: rota.EventServiceRun, Service: rota.ServicePruner, Count: 7})
+	c.Observe(rota.Event{Type: rota.EventServiceRun, Service: rota.ServicePruner, Error: "down"})
+	c.Observe(rota.Event{Type: rota.EventStoreError, Op: "claim", Queue: "mail", Error: "down"})
+	for name, got := range map[string]float64{
+		"fence refused":        testutil.ToFloat64(c.fenceRefused.WithLabelValues("mail", "send")),
+		"failed attempts":      testutil.ToFloat64(c.attempts.WithLabelValues("mail", "send", "failed")),
+		"pruner runs ok":       testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "ok")),
+		"pruner runs failed":   testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "error")),
+		"claim store errors":   testutil.ToFloat64(c.storeErrors.WithLabelValues("claim")),
+		"pruned jobs (over 7)": testutil.ToFloat64(c.serviceCount.WithLabelValues(rota.ServicePruner)) - 6,
+	} {
+		if got != 1 {
+			t.Errorf("%s: %v, want 1", name, got)
+		}
+	}
+	for name, h := range map[string]prometheus.Observer{
+		"claim size":     c.claimSize.WithLabelValues("mail"),
+		"claim duration": c.claimDuration.WithLabelValues("mail"),
+		"start latency":  c.startLatency.WithLabelValues("mail", "send"),
+		"duration":       c.duration.WithLabelValues("mail", "send"),
+	} {
+		if histogramCount(t, h) == 0 {
+			t.Errorf("%s observed nothing", name)
+		}
+	}
+}
+
+// countingStore counts QueueStats calls.
+type countingStore struct {
+	*sqlite.Store
+	calls int
+}
+
+func (s *countingStore) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
+	s.calls++
+	return s.Store.QueueStats(ctx)
+}
+
+// Scrapes within QueueStatsEvery of a read serve its counts: the store is not counted per scrape.
+func TestQueueCountsAreReadOncePerInterval(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counting := &countingStore{Store: st}
+	c := New(rota.NewClient(counting, nil), slog.New(slog.DiscardHandler))
+	now := time.Now()
+	c.queues.now = func() time.Time { return now }
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	for range 3 {
+		if _, err := reg.Gather(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if counting.calls != 1 {
+		t.Fatalf("3 scrapes within the interval read the store %d times", counting.calls)
+	}
+	now = now.Add(QueueStatsEvery)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if counting.calls != 2 {
+		t.Fatalf("a scrape after the interval did not read again (%d reads)", counting.calls)
 	}
 }

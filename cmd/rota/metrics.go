@@ -27,13 +27,9 @@ func serveMetrics(ctx context.Context, node *rota.Node, addr string, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	events, unsubscribe := node.Subscribe(1024)
-	runCtx, cancel := context.WithCancel(ctx)
-	go c.Run(runCtx, events)
+	// Inline, not through a channel: a channel drops events when full, and a dropped event is a
+	// count lost for good (and an in-flight gauge that drifts).
+	node.Handle(c.Observe)
 	logger.Info("rota: metrics at http://" + bound + "/metrics")
-	return func() {
-		stopServer()
-		cancel()
-		unsubscribe()
-	}, nil
+	return stopServer, nil
 }

@@ -17,6 +17,7 @@ package planner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -57,30 +58,34 @@ type Planner struct {
 	Horizon time.Duration
 }
 
-// Pass plans every schedule once. Errors are logged per schedule; one bad schedule does not stop
-// the others.
-func (p *Planner) Pass(ctx context.Context) {
+// Pass plans every schedule once and returns how many occurrences it planned, and the errors of
+// the schedules it could not plan: one bad schedule does not stop the others. The caller reports
+// them (the node emits them as events, which it logs).
+func (p *Planner) Pass(ctx context.Context) (int, error) {
 	schedules, err := p.Store.ListSchedules(ctx)
 	if err != nil {
-		if ctx.Err() == nil { // a pass cut short by the end of leadership says nothing
-			p.Logger.Warn("rota: cron: listing schedules failed", "error", err)
-		}
-		return
+		return 0, fmt.Errorf("cron: listing schedules: %w", err)
 	}
+	planned := 0
+	var errs []error
 	for _, s := range schedules {
 		if s.Paused {
 			continue
 		}
-		if err := p.plan(ctx, s); err != nil {
-			p.Logger.Warn("rota: cron: planning failed", "schedule", s.Name, "error", err)
+		n, err := p.plan(ctx, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cron: planning %s: %w", s.Name, err))
 		}
+		planned += n
 	}
+	return planned, errors.Join(errs...)
 }
 
-func (p *Planner) plan(ctx context.Context, s store.Schedule) error {
+// plan plans one schedule and returns how many occurrences it enqueued.
+func (p *Planner) plan(ctx context.Context, s store.Schedule) (int, error) {
 	sched, err := cron.Parse(s.Expr, s.Zone)
 	if err != nil {
-		return fmt.Errorf("stored schedule does not parse: %w", err)
+		return 0, fmt.Errorf("stored schedule does not parse: %w", err)
 	}
 	now := p.Clock.Now()
 	horizon := p.Horizon
@@ -118,16 +123,17 @@ func (p *Planner) plan(ctx context.Context, s store.Schedule) error {
 		to = next
 	}
 	if to.IsZero() {
-		return nil
+		return 0, nil
 	}
 	planned, err := p.Store.PlanSchedule(ctx, s.Name, s.LastPlanned, to, jobs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !planned {
 		p.Logger.Info("rota: cron: schedule was planned by another node or changed meanwhile", "schedule", s.Name)
+		return 0, nil
 	}
-	return nil
+	return len(jobs), nil
 }
 
 // lastMissed returns the last occurrence in (base, now], of which there is at least one. Walking
