@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -212,23 +213,9 @@ func (a *app) workflowsCancelCmd() *cobra.Command {
 		Short: "Cancel every step that has not ended: waiting ones at once, running ones through their node",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			return a.withClient(cmd, func(client *rota.Client) error {
-				changed, err := client.CancelWorkflow(cmd.Context(), id)
-				if err != nil {
-					return a.workflowError(id, err)
-				}
-				info, err := client.Workflow(cmd.Context(), id)
-				if err != nil {
-					return a.workflowError(id, err)
-				}
-				v := viewOf(info.WorkflowStats, info.Steps)
-				if a.jsonOutput() {
-					return a.printJSON(workflowChange{Workflow: v, Changed: orEmpty(changed)})
-				}
+			return a.changeWorkflow(cmd, args[0], (*rota.Client).CancelWorkflow, func(v workflowView, changed []*rota.JobRow) string {
 				if len(changed) == 0 {
-					fmt.Fprintf(a.stdout, "workflow %s had already ended %s; nothing to cancel\n", id, v.Status)
-					return nil
+					return fmt.Sprintf("workflow %s had already ended %s; nothing to cancel", v.ID, v.Status)
 				}
 				var cancelled, running int
 				for _, s := range changed {
@@ -238,12 +225,11 @@ func (a *app) workflowsCancelCmd() *cobra.Command {
 						cancelled++
 					}
 				}
-				msg := fmt.Sprintf("workflow %s: %s cancelled", id, plural(cancelled, "step"))
+				msg := fmt.Sprintf("workflow %s: %s cancelled", v.ID, plural(cancelled, "step"))
 				if running > 0 {
 					msg += fmt.Sprintf("; %s running: cancel requested, their nodes stop them within a heartbeat", plural(running, "step"))
 				}
-				fmt.Fprintln(a.stdout, msg)
-				return nil
+				return msg
 			})
 		},
 	}
@@ -259,33 +245,41 @@ for none. Completed, running and waiting steps are left as they are; a step whos
 used up gets one more.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			return a.withClient(cmd, func(client *rota.Client) error {
-				changed, err := client.RetryWorkflow(cmd.Context(), id)
-				if err != nil {
-					return a.workflowError(id, err)
-				}
-				info, err := client.Workflow(cmd.Context(), id)
-				if err != nil {
-					return a.workflowError(id, err)
-				}
-				v := viewOf(info.WorkflowStats, info.Steps)
-				if a.jsonOutput() {
-					return a.printJSON(workflowChange{Workflow: v, Changed: orEmpty(changed)})
-				}
+			return a.changeWorkflow(cmd, args[0], (*rota.Client).RetryWorkflow, func(v workflowView, changed []*rota.JobRow) string {
 				if len(changed) == 0 {
-					fmt.Fprintf(a.stdout, "workflow %s has no failed steps (it is %s); nothing to retry\n", id, v.Status)
-					return nil
+					return fmt.Sprintf("workflow %s has no failed steps (it is %s); nothing to retry", v.ID, v.Status)
 				}
 				names := make([]string, len(changed))
 				for i, s := range changed {
 					names[i] = s.Step
 				}
-				fmt.Fprintf(a.stdout, "workflow %s: %s to run again: %s\n", id, plural(len(changed), "step"), strings.Join(names, ", "))
-				return nil
+				return fmt.Sprintf("workflow %s: %s to run again: %s", v.ID, plural(len(changed), "step"), strings.Join(names, ", "))
 			})
 		},
 	}
+}
+
+// changeWorkflow applies change to workflow id and answers with the workflow as it now is and
+// the steps change returned: as JSON, or as the line say makes of them.
+func (a *app) changeWorkflow(cmd *cobra.Command, id string,
+	change func(*rota.Client, context.Context, string) ([]*rota.JobRow, error),
+	say func(v workflowView, changed []*rota.JobRow) string) error {
+	return a.withClient(cmd, func(client *rota.Client) error {
+		changed, err := change(client, cmd.Context(), id)
+		if err != nil {
+			return a.workflowError(id, err)
+		}
+		info, err := client.Workflow(cmd.Context(), id)
+		if err != nil {
+			return a.workflowError(id, err)
+		}
+		v := viewOf(info.WorkflowStats, info.Steps)
+		if a.jsonOutput() {
+			return a.printJSON(workflowChange{Workflow: v, Changed: orEmpty(changed)})
+		}
+		_, err = fmt.Fprintln(a.stdout, say(v, changed))
+		return err
+	})
 }
 
 func orEmpty(rows []*rota.JobRow) []*rota.JobRow {
