@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/rotahq/rota/store"
@@ -16,39 +17,33 @@ type ended struct {
 	deleted bool
 }
 
-// depsOf is the dependents of the ended jobs ?1 (a JSON array of ids), through their edges.
-const depsOf = `(SELECT job_id FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)))`
+// unlinkSQL deletes the edges from the ended jobs ?1 (a JSON array of ids) and returns the
+// dependent of each: what their ends settle.
+const unlinkSQL = `DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) RETURNING job_id`
 
-// countOffSQL counts the ended jobs ?1 off the dependents that waited for them: every one when
-// they completed (?2), else those that ignore failed dependencies. A dependent may wait for
-// several of them.
-const countOffSQL = `UPDATE job_waits SET pending = pending - (SELECT count(*) FROM job_deps d
-		WHERE d.job_id = job_waits.job_id AND d.dep_id IN (SELECT value FROM json_each(?1)))
-	WHERE job_id IN ` + depsOf + ` AND (?2 OR ignore_failed)`
+// countOffSQL takes from each dependent in ?1 (a JSON object: dependent id → how many of the
+// ended jobs it waited for) that many off what it waits for: every one when they completed
+// (?2), else those that ignore failed dependencies. It returns what each still waits for.
+const countOffSQL = `UPDATE job_waits SET pending = pending - d.value
+	FROM json_each(?1) d
+	WHERE job_waits.job_id = CAST(d.key AS INTEGER) AND (?2 OR job_waits.ignore_failed)
+	RETURNING job_waits.job_id, job_waits.pending`
 
-// releaseSQL makes the pending dependents of ?1 that wait for nothing more available, or
-// scheduled while their RunAt is ahead, to run no earlier than now (?2).
+// releaseSQL makes the pending jobs ?1, which wait for nothing more, available, or scheduled
+// while their RunAt is ahead, to run no earlier than now (?2).
 const releaseSQL = `UPDATE jobs SET state = CASE WHEN run_at > ?2 THEN 'scheduled' ELSE 'available' END,
 		run_at = max(run_at, ?2)
-	WHERE id IN (SELECT job_id FROM job_waits WHERE job_id IN ` + depsOf + ` AND pending <= 0)
-		AND state = 'pending'
+	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'
 	RETURNING id, queue, state`
 
-// cancelDependentsSQL ends cancelled the pending dependents of ?1 that do not ignore its
-// failure, recording why (?4) as an error of their attempt, at now (?2, ?3).
+// cancelDependentsSQL ends cancelled the pending jobs ?1 that do not ignore failed dependencies,
+// recording why (?4) as an error of their attempt, at now (?2, ?3).
 const cancelDependentsSQL = `UPDATE jobs SET state = 'cancelled', finalized_at = ?2,
 		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3, 'error', ?4))
-	WHERE id IN (SELECT job_id FROM job_waits WHERE job_id IN ` + depsOf + ` AND NOT ignore_failed)
+	WHERE id IN (SELECT job_id FROM job_waits
+			WHERE job_id IN (SELECT value FROM json_each(?1)) AND NOT ignore_failed)
 		AND state = 'pending'
 	RETURNING id, queue, has_dependents`
-
-// forgetSQL drops what the ends of ?1 settled: the waits of their dependents that wait no more
-// (released, or cancelled for them) and their edges.
-var forgetSQL = []string{
-	`DELETE FROM job_waits WHERE job_id IN ` + depsOf + `
-		AND job_id NOT IN (SELECT id FROM jobs WHERE id IN ` + depsOf + ` AND state = 'pending')`,
-	`DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1))`,
-}
 
 // resolveDeps resolves the dependents of the ended jobs, and theirs in turn when they end
 // cancelled, one generation after another: a chain of any length costs no recursion. The jobs
@@ -99,34 +94,67 @@ type resolver struct {
 }
 
 // resolve settles the dependents of the ended jobs ids (a JSON array): completed, or failed with
-// why for the dependents it cancels.
+// why for the dependents it cancels. A batch of completions that leaves its dependents waiting,
+// the common case of a fan-in, costs two statements: the edges' delete and the count.
 func (r *resolver) resolve(ids string, completed bool, why string) error {
-	if _, err := r.x.exec(countOffSQL, ids, completed); err != nil {
-		return err
-	}
-	err := r.each(releaseSQL, []any{ids, r.at}, func(rows *sql.Rows) error {
+	waited := make(map[string]int64) // dependent id → how many of the ended jobs it waited for
+	var dependents []int64
+	err := r.each(unlinkSQL, []any{ids}, func(rows *sql.Rows) error {
 		var id int64
-		var q, state string
-		if err := rows.Scan(&id, &q, &state); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		r.c.move(q, store.StatePending, store.State(state), 1)
-		if state == string(store.StateAvailable) {
-			r.notes = append(r.notes, store.Notification{Topic: store.TopicInsert, Queue: q})
+		k := strconv.FormatInt(id, 10)
+		if waited[k] == 0 {
+			dependents = append(dependents, id)
+		}
+		waited[k]++
+		return nil
+	})
+	if err != nil || len(dependents) == 0 {
+		return err
+	}
+	var zero, settled []int64 // dependents that wait for nothing more; those that stopped waiting
+	err = r.each(countOffSQL, []any{jsonText(waited), completed}, func(rows *sql.Rows) error {
+		var id, pending int64
+		if err := rows.Scan(&id, &pending); err != nil {
+			return err
+		}
+		if pending <= 0 {
+			zero = append(zero, id)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if len(zero) > 0 {
+		settled = append(settled, zero...)
+		err := r.each(releaseSQL, []any{jsonText(zero), r.at}, func(rows *sql.Rows) error {
+			var id int64
+			var q, state string
+			if err := rows.Scan(&id, &q, &state); err != nil {
+				return err
+			}
+			r.c.move(q, store.StatePending, store.State(state), 1)
+			if state == string(store.StateAvailable) {
+				r.notes = append(r.notes, store.Notification{Topic: store.TopicInsert, Queue: q})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if !completed {
-		err := r.each(cancelDependentsSQL, []any{ids, r.at, r.stamp, why}, func(rows *sql.Rows) error {
+		err := r.each(cancelDependentsSQL, []any{jsonText(dependents), r.at, r.stamp, why}, func(rows *sql.Rows) error {
 			var id int64
 			var q string
 			var more bool
 			if err := rows.Scan(&id, &q, &more); err != nil {
 				return err
 			}
+			settled = append(settled, id)
 			r.c.move(q, store.StatePending, store.StateCancelled, 1)
 			r.notes = append(r.notes, store.Notification{Topic: store.TopicFinal, Queue: q, JobID: id})
 			if more {
@@ -138,12 +166,11 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 			return err
 		}
 	}
-	for _, q := range forgetSQL {
-		if _, err := r.x.exec(q, ids); err != nil {
-			return err
-		}
+	if len(settled) == 0 {
+		return nil
 	}
-	return nil
+	_, err = r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`, jsonText(settled))
+	return err
 }
 
 // each runs query and calls row for every row it returns.
