@@ -32,7 +32,11 @@ const pruneBatch = 5000
 // prune deletes finished jobs past their retention, and forgets nodes not seen for a while. It runs
 // on the leader, every PruneInterval, and returns how many jobs it deleted and its first error.
 func (n *Node) prune(ctx context.Context) (int, error) {
-	now := n.clock.Now()
+	now, err := n.storeNow(ctx)
+	if err != nil {
+		n.storeError(ctx, "prune", "", err)
+		return 0, err
+	}
 	pruned := 0
 	var firstErr error
 	for state, keep := range map[store.State]time.Duration{
@@ -95,4 +99,14 @@ func (n *Node) register(ctx context.Context, reg store.NodeRegistry) {
 		case <-tick.Chan():
 		}
 	}
+}
+
+// storeNow is the store's time where the store keeps one (a node registry: PostgreSQL's and
+// Redis' server clocks), else this node's. A job's finalized time is the store's: a node whose
+// clock runs ahead would otherwise prune jobs before their retention is over.
+func (n *Node) storeNow(ctx context.Context) (time.Time, error) {
+	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
+		return reg.Now(ctx)
+	}
+	return n.clock.Now(), nil
 }
