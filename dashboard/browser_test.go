@@ -44,8 +44,8 @@ func TestInABrowser(t *testing.T) {
 	step(t, ctx, "sign in",
 		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("sign-in")),
 		chromedp.WaitVisible(chromedp.CSS("#job-state.retryable")))
-	if errs := text(t, ctx, chromedp.ID("errors")); !strings.Contains(errs, "attempt 1") || !strings.Contains(errs, "disk on fire") {
-		t.Fatalf("the failed job's errors read %q", errs)
+	if errs := text(t, ctx, chromedp.ID("attempts")); !strings.Contains(errs, "node-1") || !strings.Contains(errs, "disk on fire") {
+		t.Fatalf("the failed job's attempts read %q", errs)
 	}
 
 	job := s.url + "/jobs/" + itoa(parked.Job.ID)

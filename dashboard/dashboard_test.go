@@ -183,7 +183,7 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 		t.Errorf("retryable jobs page:\n%s", body)
 	}
 	_, _, body = get(t, c, s.url+"/jobs/"+itoa(bad.Job.ID))
-	if !strings.Contains(body, "attempt 1") || !strings.Contains(body, "disk on fire") || !strings.Contains(body, `id="retry"`) {
+	if !strings.Contains(body, `<td class="node">node-1</td>`) || !strings.Contains(body, "disk on fire") || !strings.Contains(body, `id="retry"`) {
 		t.Errorf("job page:\n%s", body)
 	}
 	if code, _, _ := get(t, c, s.url+"/jobs/999"); code != http.StatusNotFound {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/attempts"
 	"github.com/rotahq/rota/store"
 )
 
@@ -25,6 +26,8 @@ func parsePages() (map[string]*template.Template, error) {
 		"ago":    ago,
 		"stamp":  stamp,
 		"pretty": pretty,
+		// duration shows how long an attempt ran, "-" when the store did not say.
+		"duration": attempts.Duration,
 		// pathesc makes a name one path segment: queue and schedule names may hold "/" and ".".
 		"pathesc": url.PathEscape,
 		"count":   func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
@@ -227,7 +230,8 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	data := map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning, "Waits": job.DependsOn}
+	data := map[string]any{"Job": job, "Final": job.State.Final(), "Running": job.State == rota.StateRunning,
+		"Waits": job.DependsOn, "Attempts": attempts.Of(job, d.clock.Now())}
 	if len(job.DependsOn) > waitsMax {
 		data["Waits"], data["WaitsMore"] = job.DependsOn[:waitsMax], len(job.DependsOn)-waitsMax
 	}

@@ -69,6 +69,7 @@ func Work[T rota.Args](t testing.TB, w rota.Worker[T], args T, opts *WorkOpts) W
 		ID: or(opts.ID, 1), Kind: args.Kind(), Queue: orString(opts.Queue, rota.QueueDefault), Args: raw,
 		State: rota.StateRunning, Attempt: or(opts.Attempt, 1), MaxAttempts: or(opts.MaxAttempts, rota.MaxAttemptsDefault),
 		RunAt: now, CreatedAt: now, AttemptedAt: now, Fence: 1, Owner: "rotatest",
+		AttemptedBy: "rotatest",
 	}
 	job := &rota.Job[T]{JobRow: row, Args: decoded}
 	ctx := t.Context()

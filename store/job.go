@@ -89,6 +89,10 @@ type JobRow struct {
 
 	CreatedAt   time.Time `json:"created_at"`
 	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	// AttemptedBy is the owner (node) of the latest claim. Claim sets it with Owner, but unlike
+	// Owner it outlives the attempt, until the next claim: it says who ran the job last, with
+	// AttemptedAt when that began and FinalizedAt when it ended.
+	AttemptedBy string    `json:"attempted_by,omitempty"`
 	FinalizedAt time.Time `json:"finalized_at,omitzero"`
 
 	// Owner, LeaseUntil and Fence describe the current claim. Owner and LeaseUntil are set only
@@ -107,6 +111,12 @@ type AttemptError struct {
 	Error   string    `json:"error"`
 	// Trace is the stack of a panic, when the attempt panicked.
 	Trace string `json:"trace,omitempty"`
+	// Node is the owner of the claim the error ended and Duration how long that attempt ran, by
+	// the store's clock (from the claim to the outcome or rescue). The store fills both from the
+	// claim, whatever the caller said, as it does Attempt. Errors that end no attempt (a schedule
+	// change, a failed dependency) have neither. Duration is in nanoseconds in JSON.
+	Node     string        `json:"node,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
 // PortableError is e as every store can keep it: without NUL characters, which some databases

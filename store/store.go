@@ -45,10 +45,10 @@ type Store interface {
 
 	// Claim atomically takes up to p.Max claimable jobs of p.Queue whose kind is in p.Kinds: available
 	// jobs and scheduled or retryable jobs whose RunAt has come, highest priority first, then oldest
-	// RunAt, then lowest id. Claimed jobs become running with Attempt+1, a new Fence, Owner = p.Owner
-	// and LeaseUntil = now + p.LeaseFor. Jobs of a paused queue are not claimed. A job past its
-	// ExpiresAt is never returned: it ends expired instead. Jobs are returned in claim order; empty
-	// p.Kinds claims nothing. A claim takes no job that a Limit holds back (see Limiter).
+	// RunAt, then lowest id. Claimed jobs become running with Attempt+1, a new Fence, Owner and
+	// AttemptedBy = p.Owner, AttemptedAt = now and LeaseUntil = now + p.LeaseFor. Jobs of a
+	// paused queue are not claimed. A job past its ExpiresAt is never returned: it ends expired
+	// instead. Jobs are returned in claim order; empty p.Kinds claims nothing. A claim takes no job that a Limit holds back (see Limiter).
 	Claim(ctx context.Context, p ClaimParams) ([]*JobRow, error)
 
 	// Heartbeat extends the lease of every job running under owner to now + leaseFor, and returns the
@@ -60,18 +60,19 @@ type Store interface {
 	// job are applied in their order, so once one is applied the later ones are not. A job a user
 	// asked to cancel while it ran (CancelRequested) ends in CancelRequestedState(outcome's state):
 	// an outcome that would run it again ends it cancelled. An outcome's error is recorded with
-	// the attempt number of the claim it ends, whatever the caller said, and with the store's time
-	// when its At is zero; its texts are kept without NUL characters (PortableError), which not
-	// every store can hold. An outcome whose State is not one of Outcome's is refused with an
-	// error, and nothing of the call is applied.
+	// the attempt number, the owner (Node) and the running time (Duration: now - AttemptedAt) of
+	// the claim it ends, whatever the caller said, and with the store's time when its At is zero;
+	// its texts are kept without NUL characters (PortableError), which not every store can hold.
+	// An outcome whose State is not one of Outcome's is refused with an error, and nothing of the
+	// call is applied.
 	Complete(ctx context.Context, outcomes []Outcome) (applied []bool, err error)
 
 	// Rescue takes up to limit running jobs whose lease has expired (their node died, hung or lost
 	// the store), oldest lease first, and ends each one's attempt with the error
-	// RescueError(owner), in the state RescueState gives: retryable and due at once when it has
-	// attempts left, discarded when not, cancelled when a user asked to cancel it. A final job is
-	// finalized now. Two rescues at once never rescue one job twice. It returns the rescued jobs as
-	// they now are.
+	// RescueError(owner), with Node and Duration as Complete records them, in the state
+	// RescueState gives: retryable and due at once when it has attempts left, discarded when not,
+	// cancelled when a user asked to cancel it. A final job is finalized now. Two rescues at once
+	// never rescue one job twice. It returns the rescued jobs as they now are.
 	Rescue(ctx context.Context, limit int) ([]*JobRow, error)
 
 	// Get returns one job, or ErrNotFound.

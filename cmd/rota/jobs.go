@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/internal/attempts"
 	"github.com/rotahq/rota/store"
 )
 
@@ -146,7 +147,7 @@ func (a *app) jobError(id int64, err error) error {
 func (a *app) jobsShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
-		Short: "Show every field of a job, with the error of each failed attempt",
+		Short: "Show every field of a job, with the node, duration and outcome of each attempt",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := jobIDArg(args)
@@ -168,7 +169,7 @@ func (a *app) jobsShowCmd() *cobra.Command {
 	}
 }
 
-// printJob shows one job as aligned "Field: value" lines, then its args, result and errors.
+// printJob shows one job as aligned "Field: value" lines, then its args, result and attempts.
 func (a *app) printJob(r *rota.JobRow) {
 	tw := newTable(a.stdout)
 	field := func(name, value string) { fmt.Fprintf(tw, "%s:\t%s\n", name, value) }
@@ -186,6 +187,7 @@ func (a *app) printJob(r *rota.JobRow) {
 	field("Expires at", fmtTime(r.ExpiresAt))
 	field("Created", fmtTime(r.CreatedAt))
 	field("Attempted", fmtTime(r.AttemptedAt))
+	field("Attempted by", orDash(r.AttemptedBy))
 	field("Finalized", fmtTime(r.FinalizedAt))
 	field("Owner", orDash(r.Owner))
 	field("Lease until", fmtTime(r.LeaseUntil))
@@ -203,15 +205,35 @@ func (a *app) printJob(r *rota.JobRow) {
 	block("Args", r.Args)
 	block("Metadata", r.Metadata)
 	block("Result", r.Result)
-	if len(r.Errors) == 0 {
-		fmt.Fprintln(a.stdout, "Errors: none")
+	a.printAttempts(r, time.Now())
+}
+
+// printAttempts shows one line per attempt (see attempts.Of): its number, node, start, duration
+// and how it ended, then the error and the stack of a failed one.
+func (a *app) printAttempts(r *rota.JobRow, now time.Time) {
+	list := attempts.Of(r, now)
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, "Attempts: none")
 		return
 	}
-	fmt.Fprintln(a.stdout, "Errors:")
-	for _, e := range r.Errors {
-		fmt.Fprintf(a.stdout, "  attempt %d at %s: %s\n", e.Attempt, fmtTime(e.At), indentLines(e.Error, "    "))
-		if e.Trace != "" {
-			fmt.Fprintf(a.stdout, "    %s\n", indentLines(strings.TrimSpace(e.Trace), "    "))
+	fmt.Fprintln(a.stdout, "Attempts:")
+	for _, at := range list {
+		name, node := fmt.Sprintf("attempt %d", at.Number), orDash(at.Node)
+		if at.Number == 0 {
+			name = "before any attempt"
+		}
+		line := fmt.Sprintf("  %s on %s, started %s, took %s", name, node, fmtTime(at.Started), attempts.Duration(at.Duration))
+		switch {
+		case at.Running:
+			line = fmt.Sprintf("  %s running on %s for %s, since %s", name, node, attempts.Duration(at.Duration), fmtTime(at.Started))
+		case at.Error != "":
+			line += ": " + indentLines(at.Error, "    ")
+		default:
+			line += ": " + at.Outcome
+		}
+		fmt.Fprintln(a.stdout, line)
+		if at.Trace != "" {
+			fmt.Fprintf(a.stdout, "    %s\n", indentLines(strings.TrimSpace(at.Trace), "    "))
 		}
 	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rotahq/rota"
+	"github.com/rotahq/rota/store"
 )
 
 func TestJobsListShowCancelRetry(t *testing.T) {
@@ -48,7 +50,7 @@ func TestJobsListShowCancelRetry(t *testing.T) {
 	}
 
 	show := e.run("jobs", "show", "2").ok(t).stdout
-	for _, want := range []string{"Kind:", "report", "Queue:", "reports", "Attempt:", "0 of 25", `"month": "2025-01"`, "Errors: none"} {
+	for _, want := range []string{"Kind:", "report", "Queue:", "reports", "Attempt:", "0 of 25", `"month": "2025-01"`, "Attempts: none"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show does not include %q:\n%s", want, show)
 		}
@@ -90,5 +92,28 @@ func TestJobsBadInput(t *testing.T) {
 	}
 	if out := e.run("-o", "json", "jobs", "list").ok(t).stdout; out != "[]\n" {
 		t.Fatalf("empty JSON list: %q", out)
+	}
+}
+
+// show gives each attempt's node, duration and outcome: the failed ones from their errors, the
+// last from the job.
+func TestPrintAttempts(t *testing.T) {
+	t0 := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
+	row := &rota.JobRow{State: rota.StateRunning, Attempt: 2, AttemptedAt: t0.Add(time.Minute), AttemptedBy: "node-b", Owner: "node-b",
+		Errors: []store.AttemptError{{Attempt: 1, At: t0.Add(1500 * time.Millisecond), Error: "boom", Node: "node-a", Duration: 1500 * time.Millisecond}}}
+	var out strings.Builder
+	a := &app{stdout: &out}
+	a.printAttempts(row, t0.Add(time.Minute+3*time.Second))
+	for _, want := range []string{"attempt 1 on node-a, started " + fmtTime(t0) + ", took 1.5s: boom",
+		"attempt 2 running on node-b for 3s, since " + fmtTime(t0.Add(time.Minute))} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("attempts lack %q:\n%s", want, out.String())
+		}
+	}
+	row.State, row.Owner, row.FinalizedAt = rota.StateCompleted, "", t0.Add(time.Minute+2*time.Second)
+	out.Reset()
+	a.printAttempts(row, t0.Add(time.Hour))
+	if want := "attempt 2 on node-b, started " + fmtTime(t0.Add(time.Minute)) + ", took 2s: completed"; !strings.Contains(out.String(), want) {
+		t.Errorf("attempts lack %q:\n%s", want, out.String())
 	}
 }

@@ -74,7 +74,7 @@ picked AS (
 	FOR UPDATE SKIP LOCKED
 )
 UPDATE {schema}.jobs SET
-	state = 'running', attempt = attempt + 1, fence = fence + 1, owner = $5,
+	state = 'running', attempt = attempt + 1, fence = fence + 1, owner = $5, attempted_by = $5,
 	lease_until = {now} + $6 * interval '1 microsecond', attempted_at = {now}
 WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked))
 RETURNING ` + jobColumns
@@ -176,7 +176,8 @@ rescued AS (
 		state = l.ends,
 		run_at = CASE WHEN l.final THEN run_at ELSE {now} END,
 		finalized_at = CASE WHEN l.final THEN {now} END,
-		errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', {now}, 'error', l.why)),
+		errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', {now}, 'error', l.why,
+			'node', owner, 'duration_ns', ` + durationSQL("attempted_at") + `)),
 		unique_states = ` + keepKeyIf("l.ends") + `,
 		owner = NULL, lease_until = NULL
 	FROM lost l

@@ -24,8 +24,8 @@ const endsSQL = `(CASE WHEN jobs.cancel_requested THEN o.cancel_state ELSE o.sta
 // still running is checked against the outcomes' column was ('running'), materialized so that
 // the planner cannot see it is a constant: seeing one, it read the jobs through jobs_running,
 // every running job of the fleet, which statistics taken while few jobs ran make look cheaper
-// than the lookups. An error is recorded with the attempt number of the claim (the store knows
-// it; the caller might not), before any refund, and stamped with the store's time when it came
+// than the lookups. An error is recorded with the attempt number, owner and running time of the
+// claim (the store knows them; the caller might not), before any refund, and stamped with the store's time when it came
 // without one. The final jobs are announced on the final channel, hundreds of ids per NOTIFY.
 var completeSQL = `
 WITH outcome AS MATERIALIZED (
@@ -40,7 +40,8 @@ done AS (
 		attempt = CASE WHEN o.refund THEN greatest(jobs.attempt - 1, 0) ELSE jobs.attempt END,
 		errors = CASE WHEN o.error IS NULL THEN jobs.errors ELSE jobs.errors || jsonb_build_array(
 			CASE WHEN o.error->'at' IS NULL THEN o.error || jsonb_build_object('at', {now}) ELSE o.error END
-			|| jsonb_build_object('attempt', jobs.attempt)) END,
+			|| jsonb_build_object('attempt', jobs.attempt, 'node', jobs.owner,
+				'duration_ns', ` + durationSQL("jobs.attempted_at") + `)) END,
 		result = coalesce(o.result, jobs.result),
 		finalized_at = CASE WHEN ` + endsSQL + ` IN ` + finalStatesSQL + ` THEN {now} END,
 		unique_states = ` + keepKeyIf(endsSQL) + `,
@@ -50,6 +51,12 @@ done AS (
 	RETURNING jobs.id, jobs.state, jobs.queue
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
+
+// durationSQL is the time from attemptedAt to the store's now, in nanoseconds, as an attempt's
+// error records it. Rounding, not truncating, keeps whole microseconds exact through the float.
+func durationSQL(attemptedAt string) string {
+	return `round(extract(epoch from {now} - ` + attemptedAt + `) * 1000000000)::bigint`
+}
 
 // Complete records outcomes, all in one statement unless one job has several outcomes in the
 // call: an UPDATE changes a row once, so the later ones go in statements of their own (see

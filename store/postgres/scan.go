@@ -12,7 +12,7 @@ import (
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
 	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
-	ignore_failed_deps`
+	ignore_failed_deps, attempted_by`
 
 // scanner is a row of pgx or of database/sql.
 type scanner interface {
@@ -29,6 +29,7 @@ func scanJob(r scanner) (*store.JobRow, error) {
 		expiresAt, attemptedAt     *time.Time
 		finalizedAt, leaseUntil    *time.Time
 		uniqueKey, owner, schedule *string
+		attemptedBy                *string
 		workflow, step             *string
 		ignoreFailedDeps           *bool
 		priority, attempt, maxAtts int32
@@ -36,7 +37,7 @@ func scanJob(r scanner) (*store.JobRow, error) {
 	err := r.Scan(&j.ID, &j.Kind, &j.Queue, &args, &priority, &state, &attempt, &maxAtts,
 		&j.RunAt, &expiresAt, &uniqueKey, &j.Tags, &metadata, &errs, &result, &j.CreatedAt,
 		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested, &schedule,
-		&workflow, &step, &j.DependsOn, &ignoreFailedDeps)
+		&workflow, &step, &j.DependsOn, &ignoreFailedDeps, &attemptedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +47,7 @@ func scanJob(r scanner) (*store.JobRow, error) {
 	j.ExpiresAt, j.AttemptedAt = deref(expiresAt), deref(attemptedAt)
 	j.FinalizedAt, j.LeaseUntil = deref(finalizedAt), deref(leaseUntil)
 	j.UniqueKey, j.Owner, j.Schedule = deref(uniqueKey), deref(owner), deref(schedule)
+	j.AttemptedBy = deref(attemptedBy)
 	j.Workflow, j.Step, j.IgnoreFailedDeps = deref(workflow), deref(step), deref(ignoreFailedDeps)
 	if len(j.Tags) == 0 {
 		j.Tags = nil

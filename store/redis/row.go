@@ -15,12 +15,14 @@ import (
 // A job is one hash, j:<id>, with short field names (absent means the zero value):
 //
 //	i id, k kind, q queue, s state, p priority, a attempt, m max attempts, r run_at, x expires_at,
-//	c created_at, t attempted_at, z finalized_at, f fence, o owner, l lease_until,
-//	cr cancel requested, u unique key, us unique states (",s1,s2,", emptied when the job gives
+//	c created_at, t attempted_at, z finalized_at, f fence, o owner, l lease_until, ab attempted
+//	by (the latest claim's owner, absent in jobs claimed before it existed), cr cancel requested, u unique key, us unique states (",s1,s2,", emptied when the job gives
 //	its key up), sc schedule, A args, T tags (JSON), M metadata, R result, E errors (JSON lines),
 //	W workflow, st step, D dependencies (comma-separated ids, in order), ig ignores failed
 //	dependencies, dn how many it still waits for (while pending), dp has or had dependents
 //	(deps.go).
+//
+// An error line is {"a": attempt, "t": at, "e": error, "r": trace, "n": node, "d": duration µs}.
 //
 // Times are integer microseconds since the Unix epoch, as decimal strings.
 
@@ -88,6 +90,8 @@ type errorLine struct {
 	T int64  `json:"t"`
 	E string `json:"e"`
 	R string `json:"r,omitempty"`
+	N string `json:"n,omitempty"`
+	D int64  `json:"d,omitempty"` // µs
 }
 
 // jsonText is s as a JSON string, for the scripts to paste into an error line.
@@ -128,7 +132,7 @@ func decodeJob(v any) (*store.JobRow, error) {
 		Priority: int(num("p")), Attempt: int(num("a")), MaxAttempts: int(num("m")),
 		RunAt: at("r"), ExpiresAt: at("x"), UniqueKey: m["u"], Schedule: m["sc"],
 		CreatedAt: at("c"), AttemptedAt: at("t"), FinalizedAt: at("z"),
-		Owner: m["o"], LeaseUntil: at("l"), Fence: num("f"), CancelRequested: m["cr"] != "",
+		Owner: m["o"], AttemptedBy: m["ab"], LeaseUntil: at("l"), Fence: num("f"), CancelRequested: m["cr"] != "",
 	}
 	if a, ok := m["A"]; ok {
 		j.Args = []byte(a)
@@ -163,7 +167,8 @@ func decodeJob(v any) (*store.JobRow, error) {
 				}
 				continue
 			}
-			j.Errors = append(j.Errors, store.AttemptError{Attempt: l.A, At: time.UnixMicro(l.T).UTC(), Error: l.E, Trace: l.R})
+			j.Errors = append(j.Errors, store.AttemptError{Attempt: l.A, At: time.UnixMicro(l.T).UTC(), Error: l.E, Trace: l.R,
+				Node: l.N, Duration: time.Duration(l.D) * time.Microsecond})
 		}
 	}
 	if firstErr != nil {

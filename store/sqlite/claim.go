@@ -55,7 +55,7 @@ const candidatesSQL = `SELECT id FROM jobs INDEXED BY jobs_claim
 
 // claimSQL claims the live jobs among the candidates. Expired ones are left for expireSQL.
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
-		owner = :owner, lease_until = :lease, attempted_at = :now
+		owner = :owner, attempted_by = :owner, lease_until = :lease, attempted_at = :now
 	WHERE id IN (` + candidatesSQL + `) AND (expires_at IS NULL OR expires_at > :now)
 	RETURNING ` + jobColumns
 

@@ -13,10 +13,12 @@ import (
 // only while the job runs under the outcome's fence. Each outcome comes with two endings, the
 // state it asks for and the one it leaves when a user asked to cancel the job while it ran
 // (store.CancelRequestedState), each with its finalized time; the statement picks by the job's
-// cancel_requested, read under the write lock. An error is appended with the attempt number of
-// that claim (the store knows it; the caller might not), before any refund. One statement
+// cancel_requested, read under the write lock. An error is appended with the attempt number,
+// owner and running time of that claim (the store knows them; the caller might not), before any
+// refund; the store's now, for the running time, is the one parameter after the outcomes'. One statement
 // instead of one per outcome, because a statement's fixed cost is most of a small update's.
 func completeSQL(n int) string {
+	now := fmt.Sprintf("?%d", completeColumns*n+1)
 	return `WITH o (id, fence, state, cancel_state, run_at, refund, finalized_at, cancel_finalized_at,
 		result, error) AS (VALUES ` +
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ") + `)
@@ -27,7 +29,8 @@ func completeSQL(n int) string {
 		finalized_at = CASE WHEN jobs.cancel_requested THEN o.cancel_finalized_at ELSE o.finalized_at END,
 		result = coalesce(o.result, jobs.result),
 		errors = CASE WHEN o.error IS NULL THEN jobs.errors
-			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt)) END,
+			ELSE json_insert(coalesce(jobs.errors, '[]'), '$[#]', json_set(o.error, '$.attempt', jobs.attempt,
+				'$.node', jobs.owner, '$.duration_ns', (` + now + ` - jobs.attempted_at) * 1000)) END,
 		owner = NULL, lease_until = NULL
 	FROM o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = 'running'
@@ -91,7 +94,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 // go to ends.
 func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queues []string, states []store.State, ends *[]ended) error {
 	now := micros(t.now)
-	args := make([]any, 0, completeColumns*len(idx))
+	args := make([]any, 0, completeColumns*len(idx)+1)
 	runAts := make(map[int64]any, len(idx))
 	index := make(map[int64]int, len(idx))
 	for _, i := range idx {
@@ -123,7 +126,7 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 		runAts[o.ID] = runAt
 		index[o.ID] = i
 	}
-	rows, err := t.query(completeSQLs[len(idx)], args...)
+	rows, err := t.query(completeSQLs[len(idx)], append(args, now)...)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ const limitedCandidatesSQL = `SELECT id, kind FROM jobs INDEXED BY jobs_claim
 	LIMIT :limit`
 
 const claimIDsSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
-		owner = :owner, lease_until = :lease, attempted_at = :now
+		owner = :owner, attempted_by = :owner, lease_until = :lease, attempted_at = :now
 	WHERE id IN (SELECT value FROM json_each(:ids))
 	RETURNING ` + jobColumns
 

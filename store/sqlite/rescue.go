@@ -47,10 +47,12 @@ const lostSQL = `SELECT id, attempt, max_attempts, cancel_requested, coalesce(ow
 	ORDER BY lease_until, id LIMIT ?`
 
 // rescueSQL ends the attempt of one lost job in the state store.RescueState chose, recording
-// store.RescueError for the attempt. A job left to run again is due now (?2); a final one keeps
-// its RunAt and is finalized now (?3). updateJob adds the RETURNING clause.
+// store.RescueError for the attempt with the claim's owner and running time to now (?7). A job
+// left to run again is due now (?2); a final one keeps its RunAt and is finalized now (?3).
+// updateJob adds the RETURNING clause.
 const rescueSQL = `UPDATE jobs SET state = ?1, run_at = coalesce(?2, run_at), finalized_at = ?3,
-		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4, 'error', ?5)),
+		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?4, 'error', ?5,
+			'node', owner, 'duration_ns', (?7 - attempted_at) * 1000)),
 		owner = NULL, lease_until = NULL
 	WHERE id = ?6 AND state = 'running'`
 
@@ -83,7 +85,7 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 			if state.Final() {
 				runAt, finalized = nil, now
 			}
-			j, err := updateJob(t, rescueSQL, string(state), runAt, finalized, at, store.RescueError(l.owner), l.id)
+			j, err := updateJob(t, rescueSQL, string(state), runAt, finalized, at, store.RescueError(l.owner), l.id, now)
 			if err != nil {
 				return err
 			}

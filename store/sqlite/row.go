@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rotahq/rota/store"
@@ -13,7 +15,7 @@ import (
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
 	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
-	ignore_failed_deps`
+	ignore_failed_deps, attempted_by`
 
 // scanJobs reads every row and closes rows.
 func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
@@ -33,8 +35,8 @@ func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 // database/sql converts an integer column into an int field by formatting and parsing it, and
 // claims read a hundred rows at a time.
 func scanJob(rows *sql.Rows) (*store.JobRow, error) {
-	var v [27]any
-	var dest [27]any
+	var v [28]any
+	var dest [28]any
 	for i := range v {
 		dest[i] = &v[i]
 	}
@@ -49,10 +51,11 @@ func scanJob(rows *sql.Rows) (*store.JobRow, error) {
 		CreatedAt: asTime(v[15]), AttemptedAt: asTime(v[16]), FinalizedAt: asTime(v[17]),
 		Owner: asString(v[18]), LeaseUntil: asTime(v[19]), Fence: asInt(v[20]),
 		CancelRequested: asInt(v[21]) != 0, Schedule: asString(v[22]), Workflow: asString(v[23]),
-		Step: asString(v[24]), IgnoreFailedDeps: asInt(v[26]) != 0,
+		Step: asString(v[24]), IgnoreFailedDeps: asInt(v[26]) != 0, AttemptedBy: asString(v[27]),
 	}
 	if deps := asString(v[25]); deps != "" {
-		if err := json.Unmarshal([]byte(deps), &j.DependsOn); err != nil {
+		var err error
+		if j.DependsOn, err = parseIDs(deps); err != nil {
 			return nil, fmt.Errorf("job %d: depends_on: %w", j.ID, err)
 		}
 	}
@@ -135,4 +138,25 @@ func jsonText(v any) string {
 		panic(fmt.Sprintf("sqlite: marshal %T: %v", v, err))
 	}
 	return string(b)
+}
+
+// parseIDs reads a JSON array of ids, as depends_on holds them, without encoding/json: every
+// claimed step of a workflow has one, and reflection costs more than the rest of its row.
+func parseIDs(s string) ([]int64, error) {
+	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+		return nil, fmt.Errorf("not an array of ids: %.40q", s)
+	}
+	body := s[1 : len(s)-1]
+	if strings.TrimSpace(body) == "" {
+		return nil, nil
+	}
+	out := make([]int64, 0, strings.Count(body, ",")+1)
+	for part := range strings.SplitSeq(body, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("not an array of ids: %.40q", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

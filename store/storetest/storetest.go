@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Claim", claimTests},
 		{"Complete", completeTests},
 		{"Rescue", rescueTests},
+		{"Attempts", attemptTests},
 		{"Admin", adminTests},
 		{"Queue", queueTests},
 		{"Unique", uniqueTests},

@@ -158,9 +158,9 @@ for _, h in ipairs(taken) do
   if tonumber(h.f) + 1 > NOW then fence = fmt(tonumber(h.f) + 1) end
   local a = fmt(tonumber(h.a) + 1)
   if h.x or h.u or h.sc then
-    move(h, 'running', {a = a, f = fence, o = owner, l = until_, t = NOWS})
+    move(h, 'running', {a = a, f = fence, o = owner, ab = owner, l = until_, t = NOWS})
   else
-    redis.call('HSET', jkey(h.i), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'l', until_, 't', NOWS)
+    redis.call('HSET', jkey(h.i), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'ab', owner, 'l', until_, 't', NOWS)
     plain[#plain + 1] = h.i
     local g = byKind[h.k]
     if not g then

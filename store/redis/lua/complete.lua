@@ -35,7 +35,8 @@ for j = 0, n - 1 do
     if errText ~= '' then
       local at = ARGV[b + 8]
       if at == '' then at = NOWS end
-      errors = (redis.call('HGET', jk, 'E') or '') .. errLine(a, at, errText, ARGV[b + 7])
+      local w = redis.call('HMGET', jk, 'E', 't')
+      errors = (w[1] or '') .. errLine(a, at, errText, ARGV[b + 7], v[6] or nil, w[2] or nil)
     end
     if FINAL[to] and not v[7] and not v[8] then
       local set = {'s', to, 'z', NOWS}

@@ -265,10 +265,14 @@ local function drop(h)
   end
 end
 
--- errLine is one attempt error as a JSON line; text and trace come JSON-encoded from Go.
-local function errLine(attempt, at, text, trace)
+-- errLine is one attempt error as a JSON line; text and trace come JSON-encoded from Go. An error
+-- that ends an attempt gives the claim's owner and start (µs), for its node ("n") and running
+-- time ("d", µs); others give neither.
+local function errLine(attempt, at, text, trace, owner, started)
   local l = '{"a":' .. attempt .. ',"t":' .. at .. ',"e":' .. text
   if trace ~= '' then l = l .. ',"r":' .. trace end
+  if owner then l = l .. ',"n":' .. cjson.encode(owner) end
+  if started then l = l .. ',"d":' .. fmt(NOW - tonumber(started)) end
   return l .. '}\n'
 end
 

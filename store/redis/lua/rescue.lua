@@ -9,7 +9,7 @@ for j = 0, tonumber(ARGV[4]) - 1 do
   local h = load(ARGV[b])
   if h and h.s == 'running' and h.f == ARGV[b + 1] and tonumber(h.l) < NOW then
     local to = ARGV[b + 2]
-    local f = {o = false, l = false, E = (h.E or '') .. errLine(h.a, NOWS, ARGV[b + 3], '')}
+    local f = {o = false, l = false, E = (h.E or '') .. errLine(h.a, NOWS, ARGV[b + 3], '', h.o, h.t)}
     if FINAL[to] then f.z = NOWS else f.r = NOWS end
     move(h, to, f)
     rows[#rows + 1] = row(h.i)
