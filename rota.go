@@ -52,6 +52,7 @@ type Job[T Args] struct {
 	Args T
 
 	exec *execution
+	deps []*JobRow // what Dependencies read, kept for the attempt: the steps waited for have ended
 }
 
 // SetResult records v, encoded as JSON, as the job's result. Callers of Wait receive it. The last

@@ -291,11 +291,15 @@ func WorkflowStatus(counts map[State]int64) string {
 	return "cancelled"
 }
 
-// Dependencies returns the jobs this job waited for, in the order they were given. On a job
+// Dependencies returns the jobs this job waited for, in the order they were given, read once
+// per attempt: they have ended, and StepResult asks again for every step it decodes. On a job
 // built by hand (package rotatest) it returns none.
 func (j *Job[T]) Dependencies(ctx context.Context) ([]*JobRow, error) {
 	if j.exec == nil || j.JobRow == nil {
 		return nil, nil
+	}
+	if j.deps != nil {
+		return j.deps, nil
 	}
 	s := j.exec.queue.node.client.store
 	out := make([]*JobRow, 0, len(j.DependsOn))
@@ -306,6 +310,7 @@ func (j *Job[T]) Dependencies(ctx context.Context) ([]*JobRow, error) {
 		}
 		out = append(out, row)
 	}
+	j.deps = out
 	return out, nil
 }
 
