@@ -28,6 +28,14 @@ const (
 	// this attempt wanted.
 	EventJobFenceRefused EventType = "job.fence_refused"
 	EventJobRescued      EventType = "job.rescued" // its lease expired; seen by the rescuing node
+	// EventJobAbandoned is an attempt whose handler ignored its cancelled context past the
+	// grace period (TimeoutGrace): its goroutine is left behind, the attempt ends failed (a
+	// job.failed or job.discarded follows) and its slot is freed. Error says why the context
+	// ended.
+	EventJobAbandoned EventType = "job.abandoned"
+	// EventDrainDeadline is a stop whose deadline passed with Count jobs still running: they are
+	// cancelled and handed back.
+	EventDrainDeadline EventType = "node.drain_deadline"
 
 	// EventJobClaimed is one claim call that succeeded (possibly with no job): Queue, Claim
 	// (asked and got) and Duration (the store's round trip).

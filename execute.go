@@ -181,8 +181,8 @@ func (n *Node) abandon(ctx context.Context, e *execution) {
 	if !e.ended.CompareAndSwap(false, true) {
 		return
 	}
-	n.logger.Error("rota: abandoning a handler that ignores its cancelled context", "job", e.row.ID, "kind", e.row.Kind,
-		"cause", context.Cause(ctx), "grace", n.cfg.TimeoutGrace)
+	n.events.emit(Event{Type: EventJobAbandoned, Job: e.row, Error: fmt.Sprint(context.Cause(ctx)),
+		Duration: n.clock.Since(e.start), At: n.clock.Now()})
 	n.end(ctx, e, errAbandoned)
 }
 
@@ -245,7 +245,7 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 	case errors.As(err, &snooze):
 		o.State, o.RunAt, o.RefundAttempt = StateScheduled, now.Add(snooze.d), true
 	case errors.As(err, &superseded):
-		n.logger.Warn("rota: job superseded", "job", row.ID, "kind", row.Kind, "reason", superseded.reason)
+		// Logged from its job.cancelled event, whose error says it was superseded and why.
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
 	case errors.As(err, &cancelled):
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)

@@ -49,6 +49,11 @@ func (l *eventLog) log(ev Event) {
 		l.logger.Warn("rota: rescued job whose lease expired", jobAttrs(ev, "state", ev.Job.State)...)
 	case EventJobCancelled:
 		l.logger.Info("rota: job cancelled", jobAttrs(ev, "error", ev.Error)...)
+	case EventJobAbandoned:
+		l.logger.Error("rota: abandoning a handler that ignores its cancelled context",
+			jobAttrs(ev, "cause", ev.Error, "ran", ev.Duration)...)
+	case EventDrainDeadline:
+		l.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", ev.Count)
 	case EventJobStarted:
 		// Checked first: one per job, the attributes would cost an allocation each.
 		if l.logger.Enabled(ctx, slog.LevelDebug) {

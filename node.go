@@ -350,7 +350,7 @@ func (n *Node) stop(ctx context.Context) error {
 	var drainErr error
 	if !doneBefore(ctx, jobsDone) && n.runningCount() > 0 {
 		drainErr = fmt.Errorf("rota: node stop: %d jobs still running when the drain deadline passed; handed back: %w", n.runningCount(), ctx.Err())
-		n.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", n.runningCount())
+		n.events.emit(Event{Type: EventDrainDeadline, Count: n.runningCount(), At: n.clock.Now()})
 		n.stopWork(errShutdown)
 		select {
 		case <-jobsDone:

@@ -138,6 +138,9 @@ func TestHungHandlerIsAbandonedAndItsSlotFreed(t *testing.T) {
 	b.clock.Advance(7 * time.Second)  // timeout: ctx cancelled, handler ignores it
 	b.timers(t, baseTimers(b.node)+1) // the grace timer
 	b.clock.Advance(5 * time.Second)
+	if ev := b.event(t, EventJobAbandoned); ev.Job.ID != hung.ID || ev.Error == "" || ev.Duration != 12*time.Second {
+		t.Fatalf("abandoned event: job %d, error %q, ran %v; want job %d, why, 12s", ev.Job.ID, ev.Error, ev.Duration, hung.ID)
+	}
 	b.event(t, EventJobFailed)
 	if row := b.get(t, hung.ID); row.State != StateRetryable || !strings.Contains(row.Errors[0].Error, "did not return") {
 		t.Fatalf("hung job: state %s errors %+v", row.State, row.Errors)
@@ -353,6 +356,9 @@ func TestStopHandsInterruptedJobsBackFirstInLine(t *testing.T) {
 	cancel() // no time to drain
 	if err := b.node.Stop(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("stop: %v, want the drain deadline reported", err)
+	}
+	if ev := b.event(t, EventDrainDeadline); ev.Count != 1 {
+		t.Fatalf("drain deadline event counts %d running jobs, want 1", ev.Count)
 	}
 	row := b.get(t, job.ID)
 	if row.State != StateAvailable || row.Attempt != 0 || !row.RunAt.Equal(job.RunAt) || len(row.Errors) != 0 {
