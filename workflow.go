@@ -185,7 +185,7 @@ func (c *Client) newWorkflowID() string {
 	return fmt.Sprintf("w%012x%010x", c.clock.Now().UnixMilli(), r)
 }
 
-// Workflow is one workflow: its counts and every step.
+// WorkflowInfo is one workflow: its counts and every step.
 type WorkflowInfo struct {
 	WorkflowStats
 	Steps []*JobRow `json:"steps"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rotahq/rota/store"
 )
@@ -58,11 +60,7 @@ func sortWorkflows(byID map[string]*store.WorkflowStats, ids []string) []store.W
 	for _, id := range ids {
 		out = append(out, *byID[id])
 	}
-	for i := 1; i < len(out); i++ {
-		for k := i; k > 0 && out[k].ID > out[k-1].ID; k-- {
-			out[k], out[k-1] = out[k-1], out[k]
-		}
-	}
+	slices.SortFunc(out, func(a, b store.WorkflowStats) int { return strings.Compare(b.ID, a.ID) })
 	return out
 }
 
