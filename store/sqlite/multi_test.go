@@ -227,6 +227,42 @@ func TestOtherProcessCommitNotifies(t *testing.T) {
 
 // Another process's commit is noticed when the file system reports the write to the WAL file, not
 // at the next poll: with the poll an hour away, the notification still comes.
+// TestStoresShareOneFileWatch opens more subscribed Stores than the kernel lets a user hold
+// file-watch instances (on Linux fs.inotify.max_user_instances): each must still hear of another
+// connection's commit without its poll, so the Stores of a process share one watch.
+func TestStoresShareOneFileWatch(t *testing.T) {
+	n := 129 // one past Linux's default limit
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances"); err == nil {
+		if limit, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && limit < 1000 {
+			n = limit + 1
+		}
+	}
+	dir := t.TempDir()
+	subs := make([]<-chan store.Notification, n)
+	var last *sqlite.Store
+	for i := range subs {
+		last = open(t, filepath.Join(dir, fmt.Sprintf("rota-%d.db", i)), sqlite.WithWatchInterval(time.Hour))
+		ch, err := last.Subscribe(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[i] = ch
+	}
+	other := open(t, filepath.Join(dir, fmt.Sprintf("rota-%d.db", n-1)))
+	fill(t, other, 1)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-subs[len(subs)-1]:
+			if n.Topic == store.TopicInsert {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("store %d of %d heard of no insert within 10s with its poll an hour away", n, n)
+		}
+	}
+}
+
 func TestOtherProcessCommitNoticedWithoutPoll(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rota.db")
 	a := open(t, path, sqlite.WithWatchInterval(time.Hour))

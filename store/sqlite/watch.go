@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/rotahq/rota/internal/backoff"
 	"github.com/rotahq/rota/store"
 )
@@ -45,8 +43,10 @@ var watchBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * time.S
 type watcher struct {
 	stop chan struct{}
 	done chan struct{}
-	// files reports writes to the database's files; nil where the file system cannot.
-	files *fsnotify.Watcher
+	// wrote receives a value when the database's WAL file is written; nil where the file
+	// system cannot say (see fileWatches). unwatch stops it.
+	wrote   chan struct{}
+	unwatch func()
 }
 
 // startWatch starts the watcher unless it runs. The caller holds s.watchMu.
@@ -63,7 +63,8 @@ func (s *Store) startWatch() error {
 	if err != nil {
 		return err
 	}
-	w := &watcher{stop: make(chan struct{}), done: make(chan struct{}), files: s.watchFiles()}
+	w := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
+	w.wrote, w.unwatch = s.watchFiles()
 	s.watch = w
 	go s.watchLoop(w, version, seq)
 	return nil
@@ -75,31 +76,19 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	defer close(w.done)
 	// Real time, not the Store's clock: this polls a counter; no job's timing depends on it.
 	interval := s.watchInterval
-	var changed <-chan fsnotify.Event
-	if w.files != nil {
-		defer w.files.Close()
-		changed = w.files.Events
+	if w.wrote != nil {
+		defer w.unwatch()
 		interval = max(interval, watchBackstop)
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	wal := walPath(s.path)
 	failures := 0 // reads failed in a row
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-tick.C:
-		case ev, ok := <-changed:
-			if !ok {
-				changed = nil // the watch broke: the ticker carries on alone
-				continue
-			}
-			if filepath.Clean(ev.Name) != wal || !ev.Has(fsnotify.Write) {
-				continue
-			}
-			// A commit writes the file many times: one read answers them all.
-			drainEvents(changed)
+		case <-w.wrote: // a commit writes the file many times: the channel holds one signal for all
 		}
 		v, err := dataVersion(s.w.conn)
 		if err != nil {
@@ -131,48 +120,25 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	}
 }
 
-// watchFiles watches the directory of the database file, where its WAL file lives (a watch on
-// the WAL file itself would end when the file is replaced). It returns nil where the file system
-// cannot report changes, or the process may watch no more files: the ticker then does it alone.
-func (s *Store) watchFiles() *fsnotify.Watcher {
-	fw, err := fsnotify.NewWatcher()
+// watchFiles has the process's file watch (fileWatches) signal writes to the database's WAL
+// file. It returns a nil channel where the file system cannot report changes, or the process may
+// watch no more files: the ticker then does it alone.
+func (s *Store) watchFiles() (chan struct{}, func()) {
+	wrote := make(chan struct{}, 1)
+	unwatch, err := fileWatches.add(walPath(s.path), wrote)
 	if err != nil {
-		s.log.Debug("sqlite: cannot watch files; other processes' commits are found by polling", "error", err)
-		return nil
+		s.log.Debug("sqlite: cannot watch the database's files; other processes' commits are found by polling", "error", err)
+		return nil, nil
 	}
-	if err := fw.Add(filepath.Dir(walPath(s.path))); err != nil {
-		fw.Close()
-		s.log.Debug("sqlite: cannot watch the database's directory; other processes' commits are found by polling", "error", err)
-		return nil
-	}
-	go func() {
-		for range fw.Errors { // an overflow loses events only: the ticker still polls
-		}
-	}()
-	return fw
+	return wrote, unwatch
 }
 
-// walPath is the absolute name of the WAL file of the database at path, as the watcher's events
-// name it.
+// walPath is the absolute name of the WAL file of the database at path, as file events name it.
 func walPath(path string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	return filepath.Clean(path) + "-wal"
-}
-
-// drainEvents takes the events already queued, without waiting for more.
-func drainEvents(ch <-chan fsnotify.Event) {
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		default:
-			return
-		}
-	}
 }
 
 func jobsSequence(conn *sql.Conn) (int64, error) {
