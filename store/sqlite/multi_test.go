@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,7 +266,9 @@ func TestStoresShareOneFileWatch(t *testing.T) {
 
 func TestOtherProcessCommitNoticedWithoutPoll(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rota.db")
-	a := open(t, path, sqlite.WithWatchInterval(time.Hour))
+	// The store's debug log says it when the file system cannot report writes.
+	a := open(t, path, sqlite.WithWatchInterval(time.Hour),
+		sqlite.WithLogger(slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	b := open(t, path)
 	ch, err := a.Subscribe(t.Context())
 	if err != nil {

@@ -22,6 +22,11 @@ const WatchIntervalDefault = 10 * time.Millisecond
 // of what an idle node costs.
 const watchBackstop = 100 * time.Millisecond
 
+// watchRechecks are the delays of the reads that follow a reported write that moved nothing
+// yet (see watchLoop): the commit's last step takes microseconds, unless its process is
+// descheduled between the two.
+var watchRechecks = []time.Duration{200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 25 * time.Millisecond}
+
 // watchBackoff spaces the watcher's reads while they fail (a file gone, a disk in trouble), so
 // that it does not log a hundred warnings a second; subscribers poll meanwhile.
 var watchBackoff = backoff.Policy{Base: 100 * time.Millisecond, Max: 10 * time.Second}
@@ -83,12 +88,23 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	failures := 0 // reads failed in a row
+	// A commit writes its last frame to the WAL file, which is reported, and then moves the
+	// counter in the shared-memory index, which is not: a read right after the report can come
+	// between the two. recheck reads again soon after a reported write found no change, a few
+	// times, so that such a commit is not left for the backstop.
+	var recheck <-chan time.Time
+	rechecks := 0
 	for {
+		reported := false
 		select {
 		case <-w.stop:
 			return
 		case <-tick.C:
+		case <-recheck:
+			recheck = nil
+			reported = rechecks < len(watchRechecks)
 		case <-w.wrote: // a commit writes the file many times: the channel holds one signal for all
+			reported, rechecks = true, 0
 		}
 		v, err := dataVersion(s.w.conn)
 		if err != nil {
@@ -105,9 +121,13 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 		}
 		failures = 0
 		if v == last {
+			if reported && recheck == nil && rechecks < len(watchRechecks) {
+				recheck = time.After(watchRechecks[rechecks])
+				rechecks++
+			}
 			continue
 		}
-		last = v
+		last, recheck, rechecks = v, nil, 0
 		notes := []store.Notification{{Topic: store.TopicChanged}}
 		// Only a commit that inserted jobs is worth a claim on every queue: the jobs table's
 		// id sequence (AUTOINCREMENT) moves with inserts and nothing else. Completions and
