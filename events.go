@@ -45,14 +45,15 @@ const (
 	EventJobStarted EventType = "job.started"
 
 	// EventServiceRun is one run of a maintenance service (rescuer, pruner, cron, registry,
-	// tidier): Service names it, Count says what it did (jobs rescued, jobs pruned, occurrences
-	// planned; 0 for the others), Duration how long it took, Error why it failed. The rescuer and
-	// the registry run on every node, the others on the leader.
+	// tidier, stats): Service names it, Count says what it did (jobs rescued, jobs pruned, occurrences
+	// planned, rows of counts written; 0 for the others), Duration how long it took, Error why it
+	// failed. The rescuer, the registry and stats run on every node, the others on the leader.
 	EventServiceRun EventType = "leader.service"
 	// EventStoreError is a store call of the node's own loops that failed: Op names it (claim,
-	// heartbeat, list_limits, register, deregister, subscribe, rescue, prune, prune_nodes, tidy,
-	// plan_schedules), Queue is set for claims. Calls cut short by the node stopping or leadership
-	// ending are not errors. Every failure is an event; the log says them rate-limited.
+	// heartbeat, list_limits, register, deregister, subscribe, rescue, prune, prune_nodes,
+	// prune_stats, tidy, plan_schedules, add_stats), Queue is set for claims. Calls cut short by
+	// the node stopping or leadership ending are not errors. Every failure is an event; the log
+	// says them rate-limited.
 	EventStoreError EventType = "store.error"
 )
 

@@ -74,7 +74,7 @@ func (l *eventLog) log(ev Event) {
 			l.recovered(op, "")
 		}
 		level := slog.LevelDebug
-		if ev.Count > 0 {
+		if ev.Count > 0 && ev.Service != ServiceStats { // counts written every few seconds are no news
 			level = slog.LevelInfo
 		}
 		l.logger.Log(ctx, level, "rota: maintenance run", "service", ev.Service, "count", ev.Count, "duration", ev.Duration)
@@ -91,10 +91,11 @@ func (l *eventLog) log(ev Event) {
 // work again.
 var serviceOps = map[string][]string{
 	ServiceRescuer:  {"rescue"},
-	ServicePruner:   {"prune", "prune_nodes"},
+	ServicePruner:   {"prune", "prune_nodes", "prune_stats"},
 	ServiceCron:     {"plan_schedules"},
 	ServiceRegistry: {"register"},
 	ServiceTidier:   {"tidy"},
+	ServiceStats:    {"add_stats"},
 }
 
 func jobAttrs(ev Event, more ...any) []any {

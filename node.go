@@ -15,6 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rotahq/rota/internal/completer"
+	"github.com/rotahq/rota/internal/fleetstats"
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/internal/memory"
 	"github.com/rotahq/rota/internal/planner"
@@ -86,6 +87,7 @@ type Config struct {
 	CronInterval      time.Duration // Defaults to CronIntervalDefault.
 	RegisterInterval  time.Duration // Defaults to RegisterIntervalDefault.
 	NodeStaleAfter    time.Duration // Defaults to NodeStaleAfterDefault.
+	StatsInterval     time.Duration // Defaults to StatsIntervalDefault.
 	// Retention says how long finished jobs are kept, per final state.
 	Retention Retention
 	// Leader tunes the election of the node that runs the pruner, the cron planner and
@@ -126,6 +128,7 @@ type Node struct {
 	singletons singletons
 	memFloor   memFloor
 	startedAt  time.Time
+	counts     *fleetstats.Counter // this node's attempts not yet added to the store
 
 	mu      sync.Mutex
 	running map[int64]*execution
@@ -183,6 +186,7 @@ func NewNode(cfg Config) (*Node, error) {
 	setDefault(&cfg.CronInterval, CronIntervalDefault)
 	setDefault(&cfg.RegisterInterval, RegisterIntervalDefault)
 	setDefault(&cfg.NodeStaleAfter, NodeStaleAfterDefault)
+	setDefault(&cfg.StatsInterval, StatsIntervalDefault)
 	setDefault(&cfg.Version, "dev")
 	cfg.Retention = cfg.Retention.withDefaults()
 	n := &Node{
@@ -198,6 +202,8 @@ func NewNode(cfg Config) (*Node, error) {
 		compDone:    make(chan struct{}),
 	}
 	sort.Strings(n.kinds)
+	n.counts = fleetstats.NewCounter(cfg.ID)
+	n.Handle(n.countEvent)
 	n.events.log = newEventLog(n.logger, n.clock).log
 	if cfg.availableMemory == nil {
 		cfg.availableMemory = memory.Available
@@ -286,6 +292,9 @@ func (n *Node) Start(ctx context.Context) error {
 	n.runSingletons(bgCtx)
 	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
 		n.goBackground(func() { n.register(bgCtx, reg) })
+	}
+	if keeper, ok := n.cfg.Store.(store.StatsKeeper); ok {
+		n.goBackground(func() { n.keepStats(bgCtx, keeper) })
 	}
 	if notifier, ok := n.cfg.Store.(store.Notifier); ok {
 		ch, err := notifier.Subscribe(bgCtx)

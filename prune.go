@@ -16,6 +16,9 @@ type Retention struct {
 	Cancelled time.Duration // Defaults to 7 days.
 	Discarded time.Duration // Defaults to 7 days: failures deserve time to be looked at.
 	Expired   time.Duration // Defaults to 7 days.
+	// Stats is how long the fleet's per-minute counts are kept. Defaults to
+	// StatsRetentionDefault.
+	Stats time.Duration
 }
 
 func (r Retention) withDefaults() Retention {
@@ -23,14 +26,16 @@ func (r Retention) withDefaults() Retention {
 	setDefault(&r.Cancelled, 7*24*time.Hour)
 	setDefault(&r.Discarded, 7*24*time.Hour)
 	setDefault(&r.Expired, 7*24*time.Hour)
+	setDefault(&r.Stats, StatsRetentionDefault)
 	return r
 }
 
 // pruneBatch bounds one delete, so pruning never holds a long write lock or bloats one transaction.
 const pruneBatch = 5000
 
-// prune deletes finished jobs past their retention, and forgets nodes not seen for a while. It runs
-// on the leader, every PruneInterval, and returns how many jobs it deleted and its first error.
+// prune deletes finished jobs and the fleet's counts past their retention, and forgets nodes not
+// seen for a while. It runs on the leader, every PruneInterval, and returns how many jobs it
+// deleted and its first error.
 func (n *Node) prune(ctx context.Context) (int, error) {
 	now, err := n.storeNow(ctx)
 	if err != nil {
@@ -59,6 +64,12 @@ func (n *Node) prune(ctx context.Context) (int, error) {
 			if deleted < pruneBatch {
 				break
 			}
+		}
+	}
+	if keeper, ok := n.cfg.Store.(store.StatsKeeper); ok && n.cfg.Retention.Stats >= 0 {
+		if _, err := keeper.PruneStats(ctx, now.Add(-n.cfg.Retention.Stats)); err != nil {
+			n.storeError(ctx, "prune_stats", "", err)
+			firstErr = cmp.Or(firstErr, err)
 		}
 	}
 	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {

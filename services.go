@@ -9,13 +9,14 @@ import (
 
 // Names of the maintenance services, as leader.service events, logs, metrics and
 // RestartLeaderService know them. Each runs every Config.<Name>Interval (RescueInterval,
-// PruneInterval, CronInterval, RegisterInterval, TidyInterval).
+// PruneInterval, CronInterval, RegisterInterval, TidyInterval, StatsInterval).
 const (
 	ServiceRescuer  = "rescuer"  // every node: returns jobs whose lease expired to their queue
 	ServicePruner   = "pruner"   // leader: deletes finished jobs past their retention, stale nodes
 	ServiceCron     = "cron"     // leader: plans the occurrences of cron schedules
 	ServiceRegistry = "registry" // every node: refreshes the node's row in the node registry
 	ServiceTidier   = "tidier"   // leader: a store's own housekeeping (store.Tidier)
+	ServiceStats    = "stats"    // every node: adds its per-minute counts to the store (store.StatsKeeper)
 )
 
 // runService runs one pass of a maintenance service and emits its leader.service event. A pass

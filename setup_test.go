@@ -132,6 +132,9 @@ func baseTimers(n *Node) int {
 	if _, ok := n.cfg.Store.(store.NodeRegistry); ok {
 		count++
 	}
+	if _, ok := n.cfg.Store.(store.StatsKeeper); ok {
+		count++ // the ticker that adds the node's counts to the store
+	}
 	if !n.cfg.Leader.Standalone {
 		return count // the tests that elect leave the leader to another node
 	}

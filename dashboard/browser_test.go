@@ -29,6 +29,7 @@ func TestInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.await(t, rota.EventJobFailed)
+	s.awaitStats(t)
 	// A job on a queue no node serves stays where the dashboard puts it.
 	parked, err := s.client.Insert(bg, okArgs{}, &rota.InsertOpts{Queue: "parked", RunAt: time.Now().Add(time.Hour)})
 	if err != nil {
@@ -80,9 +81,13 @@ func TestInABrowser(t *testing.T) {
 
 	step(t, ctx, "open the queues",
 		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS(`#queues tr[data-queue="default"]`)))
-	// The chart has a bar for the completed attempt and one for the failed one.
+	// The fleet's chart has a bar for the completed attempt and one for the failed one; the
+	// table by kind counts the failed attempt of kind boom.
 	step(t, ctx, "read the chart",
-		chromedp.WaitReady(chromedp.CSS("#throughput rect.ok")), chromedp.WaitReady(chromedp.CSS("#throughput rect.bad")))
+		chromedp.WaitReady(chromedp.CSS("#throughput rect.completed")), chromedp.WaitReady(chromedp.CSS("#throughput rect.failed")))
+	if row := text(t, ctx, chromedp.CSS(`#by-kind tr[data-name="boom"]`)); !strings.HasPrefix(strings.Join(strings.Fields(row), " "), "boom 0 1 0 0") {
+		t.Fatalf("the table by kind reads %q for boom", row)
+	}
 	step(t, ctx, "pause the default queue",
 		chromedp.Click(chromedp.CSS(`#queues tr[data-queue="default"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#queues tr.paused[data-queue="default"]`)))

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
@@ -35,8 +34,6 @@ const cookieName = "rota_session"
 type Config struct {
 	// Client is what the dashboard reads and changes through. Required.
 	Client *rota.Client
-	// Node, when set, is the node whose attempts the throughput chart counts.
-	Node *rota.Node
 	// Token is what signing in takes: the API token. Required unless NoAuth is set.
 	Token string
 	// NoAuth serves every page without signing in, for a listener only trusted people can
@@ -56,27 +53,23 @@ type Config struct {
 	MaxSessions int
 	// Logger receives failures that are not the user's. Defaults to slog.Default().
 	Logger *slog.Logger
-	// Clock times sessions, the limit on failed sign-ins and the throughput chart. Defaults to
-	// the real clock.
+	// Clock times sessions and the limit on failed sign-ins. Defaults to the real clock.
 	Clock clockwork.Clock
 }
 
-// Dashboard is the dashboard's http.Handler. Close it when done, to stop counting the node's
-// events.
+// Dashboard is the dashboard's http.Handler.
 type Dashboard struct {
-	client     *rota.Client
-	logger     *slog.Logger
-	clock      clockwork.Clock
-	noAuth     bool
-	token      []byte
-	sessions   *sessions
-	limit      *webguard.Limiter // failed sign-ins per client
-	trusted    []netip.Prefix
-	hosts      *webguard.Hosts
-	pages      map[string]*template.Template
-	handler    http.Handler
-	throughput *throughput // nil without a node
-	stop       context.CancelFunc
+	client   *rota.Client
+	logger   *slog.Logger
+	clock    clockwork.Clock
+	noAuth   bool
+	token    []byte
+	sessions *sessions
+	limit    *webguard.Limiter // failed sign-ins per client
+	trusted  []netip.Prefix
+	hosts    *webguard.Hosts
+	pages    map[string]*template.Template
+	handler  http.Handler
 }
 
 // New builds the dashboard; see Config.
@@ -113,20 +106,9 @@ func New(cfg Config) (*Dashboard, error) {
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
-	if cfg.Node != nil {
-		d.throughput = newThroughput(d.clock)
-		events, unsubscribe := cfg.Node.Subscribe(4096)
-		context.AfterFunc(ctx, unsubscribe)
-		go d.throughput.run(ctx, events)
-	}
 	d.routes()
 	return d, nil
 }
-
-// Close stops counting the node's events.
-func (d *Dashboard) Close() { d.stop() }
 
 func (d *Dashboard) routes() {
 	m := http.NewServeMux()

@@ -55,17 +55,18 @@ func newSite(t *testing.T) *site {
 		return errors.New("disk on fire")
 	}), &rota.WorkerOptions{BackoffBase: time.Hour})
 	node, err := rota.NewNode(rota.Config{Store: st, Workers: workers, Logger: quiet, ID: "node-1",
-		Queues: map[string]rota.QueueConfig{"default": {}, "risky": {}}, Leader: rota.LeaderConfig{Standalone: true}})
+		Queues: map[string]rota.QueueConfig{"default": {}, "risky": {}}, Leader: rota.LeaderConfig{Standalone: true},
+		// The chart and tables read what nodes added to the store: at once, here (see awaitStats).
+		StatsInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	events, unsubscribe := node.Subscribe(100)
 	t.Cleanup(unsubscribe)
-	d, err := New(Config{Client: node.Client(), Node: node, Token: token, Logger: quiet, Clock: clockwork.NewRealClock()})
+	d, err := New(Config{Client: node.Client(), Token: token, Logger: quiet, Clock: clockwork.NewRealClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Close)
 	if err := node.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +88,23 @@ func (s *site) await(t *testing.T, typ rota.EventType) {
 			}
 		case <-timeout:
 			t.Fatalf("no %s event within 10s", typ)
+		}
+	}
+}
+
+// awaitStats reads the node's events until it has added counts to the store: those of every
+// attempt that ended before.
+func (s *site) awaitStats(t *testing.T) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Type == rota.EventServiceRun && ev.Service == rota.ServiceStats && ev.Count > 0 {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the node added no counts to the store within 10s")
 		}
 	}
 }
@@ -170,10 +188,13 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.await(t, rota.EventJobFailed)
+	s.awaitStats(t)
 
 	_, _, body := get(t, c, s.url+"/")
-	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="ok"`, `<rect class="bad"`, `id="nodes"`,
-		`<meta http-equiv="refresh" content="10">`} {
+	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="completed"`, `<rect class="failed"`, `id="nodes"`,
+		`<meta http-equiv="refresh" content="10">`, `<text class="axis y"`, `<text class="axis x"`,
+		`<tr data-name="risky"><td>risky</td><td class="num">0</td><td class="num">1</td>`,
+		`<tr data-name="ok"><td>ok</td><td class="num">1</td><td class="num">0</td>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s", want)
 		}
@@ -272,7 +293,6 @@ func TestNoAuthPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Close)
 	ts := httptest.NewServer(d)
 	t.Cleanup(ts.Close)
 	code, _, body := get(t, browser(t), ts.URL+"/schedules")

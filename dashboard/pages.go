@@ -33,6 +33,15 @@ func parsePages() (map[string]*template.Template, error) {
 		"count":   func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
 		"counts":  stateCounts,
 		"status":  rota.WorkflowStatus,
+		"ms":      ms,
+		// dict passes several values to a sub-template.
+		"dict": func(kv ...any) map[string]any {
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		},
 		"lastError": func(errs []store.AttemptError) string {
 			if len(errs) == 0 {
 				return ""
@@ -95,31 +104,6 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	d.render(w, r, status, "error", map[string]any{"Status": status, "Error": err.Error()})
 }
 
-// bar is one minute of the throughput chart, laid out in SVG units.
-type bar struct {
-	X, CompletedY, CompletedH, FailedY, FailedH int
-	Title                                       string
-}
-
-const chartHeight = 100
-
-func chart(minutes []minute) (bars []bar, peak int) {
-	for _, m := range minutes {
-		peak = max(peak, m.Completed+m.Failed)
-	}
-	for i, m := range minutes {
-		b := bar{X: i * 10, Title: fmt.Sprintf("%s: %d completed, %d failed", m.At.Format("15:04"), m.Completed, m.Failed)}
-		if peak > 0 {
-			b.CompletedH = m.Completed * chartHeight / peak
-			b.FailedH = m.Failed * chartHeight / peak
-		}
-		b.CompletedY = chartHeight - b.CompletedH
-		b.FailedY = b.CompletedY - b.FailedH
-		bars = append(bars, b)
-	}
-	return bars, peak
-}
-
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	// The overview is what an operator leaves open: it reloads itself.
 	data := map[string]any{"States": stateNames, "Now": d.clock.Now(), "Refresh": overviewRefresh}
@@ -146,14 +130,12 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Queues"] = queues
 	}
-	if d.throughput != nil {
-		minutes := d.throughput.last()
-		data["Bars"], data["Peak"] = chart(minutes)
-		total := 0
-		for _, m := range minutes {
-			total += m.Completed + m.Failed
-		}
-		data["Attempts"] = total
+	switch fleet, err := d.client.FleetStats(r.Context(), fleetWindow); {
+	case err == nil:
+		data["Fleet"], data["Chart"] = fleet, layoutFleet(fleet.Minutes)
+	case !errors.Is(err, rota.ErrNoStats):
+		d.fail(w, r, err)
+		return
 	}
 	d.render(w, r, http.StatusOK, "overview", data)
 }

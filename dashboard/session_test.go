@@ -31,7 +31,6 @@ func newDashboard(t *testing.T, cfg Config) (*Dashboard, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Close)
 	ts := httptest.NewServer(d)
 	t.Cleanup(ts.Close)
 	return d, ts.URL

@@ -191,7 +191,7 @@ func TestEveryRouteButHealthNeedsTheToken(t *testing.T) {
 		{"POST", "/v1/jobs/1/retry"}, {"DELETE", "/v1/jobs/1"}, {"GET", "/v1/jobs/1/wait"}, {"POST", "/v1/queues/q/pause"},
 		{"POST", "/v1/queues/q/resume"}, {"GET", "/v1/schedules"}, {"GET", "/v1/schedules/s"},
 		{"PUT", "/v1/schedules/s"}, {"DELETE", "/v1/schedules/s"}, {"POST", "/v1/schedules/s/pause"},
-		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"POST", "/v1/workflows"}, {"GET", "/v1/workflows"},
+		{"POST", "/v1/schedules/s/resume"}, {"GET", "/v1/status"}, {"GET", "/v1/stats"}, {"POST", "/v1/workflows"}, {"GET", "/v1/workflows"},
 		{"GET", "/v1/workflows/w"}, {"POST", "/v1/workflows/w/cancel"}, {"POST", "/v1/workflows/w/retry"},
 		{"POST", "/v1/batches"}, {"POST", "/v1/batches/1/jobs"}, {"GET", "/v1/no-such-route"}, {"GET", "/elsewhere"},
 	} {
@@ -420,6 +420,34 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 		got.Leader == nil || !got.Leader.Held || got.Leader.Owner != "node-a" {
 		t.Fatalf("status: %d %+v", code, got)
 	}
+}
+
+// GET /v1/stats sums every node's counts in the store: here two nodes' rows of this minute.
+func TestStatsSumTheFleet(t *testing.T) {
+	s := newServer(t)
+	keeper := s.client.Store().(store.StatsKeeper)
+	now := time.Now().UTC()
+	if err := keeper.AddStats(context.Background(), []store.Stats{
+		{Node: "a", Minute: now, Queue: "mail", Kind: "welcome", Completed: 3, Latency: []int64{3}},
+		{Node: "b", Minute: now, Queue: "mail", Kind: "welcome", Completed: 4, Failed: 1, Latency: []int64{5}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got rota.FleetStats
+	if code := s.call(t, "GET", "/v1/stats?window=15m", "", &got); code != http.StatusOK {
+		t.Fatalf("stats: %d", code)
+	}
+	var completed, failed int64
+	for _, m := range got.Minutes { // the minute may have turned since the rows were added
+		completed, failed = completed+m.Completed, failed+m.Failed
+	}
+	if len(got.Minutes) != 15 || completed != 7 || failed != 1 {
+		t.Fatalf("minutes: %+v", got.Minutes)
+	}
+	if len(got.Kinds) != 1 || got.Kinds[0].Name != "welcome" || got.Kinds[0].Latency.Count != 8 {
+		t.Fatalf("kinds: %+v", got.Kinds)
+	}
+	s.wantError(t, "GET", "/v1/stats?window=90s", "", 400, "invalid", "whole minutes")
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }

@@ -49,7 +49,7 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "not_pending", err.Error())
 	case errors.Is(err, rota.ErrBusy):
 		writeError(w, http.StatusTooManyRequests, "busy", err.Error())
-	case errors.Is(err, rota.ErrNoRegistry):
+	case errors.Is(err, rota.ErrNoRegistry), errors.Is(err, rota.ErrNoStats):
 		writeError(w, http.StatusNotImplemented, "unsupported", err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		// The store cannot take writes now (a full disk, a read-only file, a lost connection):

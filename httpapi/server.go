@@ -162,5 +162,6 @@ func (a *api) routes() []route {
 		{"POST /v1/schedules/{name}/pause", a.pauseSchedule},
 		{"POST /v1/schedules/{name}/resume", a.resumeSchedule},
 		{"GET /v1/status", a.status},
+		{"GET /v1/stats", a.fleetStats},
 	}
 }

@@ -30,6 +30,8 @@ type Collector struct {
 	serviceRuns   *prometheus.CounterVec
 	serviceCount  *prometheus.CounterVec
 	storeErrors   *prometheus.CounterVec
+	abandoned     *prometheus.CounterVec
+	drainDeadline prometheus.Counter
 	leader        prometheus.Gauge
 	memoryLow     prometheus.Gauge
 	queues        *queueGauges
@@ -69,12 +71,17 @@ func New(client *rota.Client, logger *slog.Logger) *Collector {
 		claimDuration: histogram("rota_claim_duration_seconds", "How long one claim of this node took, by queue.",
 			prometheus.ExponentialBuckets(0.0005, 4, 8), "queue"),
 		serviceRuns: counter("rota_service_runs_total",
-			"Runs of this node's maintenance services (rescuer, pruner, cron, registry, tidier), by service and result (ok, error).",
+			"Runs of this node's maintenance services (rescuer, pruner, cron, registry, tidier, stats), by service and result (ok, error).",
 			"service", "result"),
 		serviceCount: counter("rota_service_items_total",
-			"What this node's maintenance services did: jobs rescued (rescuer), jobs pruned (pruner), occurrences planned (cron).",
+			"What this node's maintenance services did: jobs rescued (rescuer), jobs pruned (pruner), occurrences planned (cron), rows of counts written (stats).",
 			"service"),
 		storeErrors: counter("rota_store_errors_total", "Failed store calls of this node's own loops, by operation.", "op"),
+		abandoned: counter("rota_job_abandoned_total",
+			"Attempts whose handler ignored its cancelled context past the grace period and was left running, by queue and kind.",
+			"queue", "kind"),
+		drainDeadline: prometheus.NewCounter(prometheus.CounterOpts{Name: "rota_node_drain_deadline_jobs_total",
+			Help: "Jobs still running when a stop's deadline passed, cancelled and handed back."}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rota_node_leader",
 			Help: "1 while this node is the leader.",
@@ -134,12 +141,17 @@ func (c *Collector) Observe(ev rota.Event) {
 		}
 	case rota.EventStoreError:
 		c.storeErrors.WithLabelValues(ev.Op).Inc()
+	case rota.EventJobAbandoned:
+		c.abandoned.WithLabelValues(ev.Job.Queue, ev.Job.Kind).Inc()
+	case rota.EventDrainDeadline:
+		c.drainDeadline.Add(float64(ev.Count))
 	}
 }
 
 func (c *Collector) collectors() []prometheus.Collector {
 	return []prometheus.Collector{c.attempts, c.duration, c.rescued, c.fenceRefused, c.inFlight, c.startLatency,
-		c.claimSize, c.claimDuration, c.serviceRuns, c.serviceCount, c.storeErrors, c.leader, c.memoryLow}
+		c.claimSize, c.claimDuration, c.serviceRuns, c.serviceCount, c.storeErrors, c.abandoned, c.drainDeadline,
+		c.leader, c.memoryLow}
 }
 
 // Describe implements prometheus.Collector.

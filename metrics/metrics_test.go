@@ -165,13 +165,17 @@ func TestEventsMoveTheirMetrics(t *testing.T) {
 	c.Observe(rota.Event{Type: rota.EventServiceRun, Service: rota.ServicePruner, Count: 7})
 	c.Observe(rota.Event{Type: rota.EventServiceRun, Service: rota.ServicePruner, Error: "down"})
 	c.Observe(rota.Event{Type: rota.EventStoreError, Op: "claim", Queue: "mail", Error: "down"})
+	c.Observe(rota.Event{Type: rota.EventJobAbandoned, Job: job, Error: "timeout"})
+	c.Observe(rota.Event{Type: rota.EventDrainDeadline, Count: 3})
 	for name, got := range map[string]float64{
-		"fence refused":        testutil.ToFloat64(c.fenceRefused.WithLabelValues("mail", "send")),
-		"failed attempts":      testutil.ToFloat64(c.attempts.WithLabelValues("mail", "send", "failed")),
-		"pruner runs ok":       testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "ok")),
-		"pruner runs failed":   testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "error")),
-		"claim store errors":   testutil.ToFloat64(c.storeErrors.WithLabelValues("claim")),
-		"pruned jobs (over 7)": testutil.ToFloat64(c.serviceCount.WithLabelValues(rota.ServicePruner)) - 6,
+		"abandoned attempts":        testutil.ToFloat64(c.abandoned.WithLabelValues("mail", "send")),
+		"drained past the deadline": testutil.ToFloat64(c.drainDeadline) - 2,
+		"fence refused":             testutil.ToFloat64(c.fenceRefused.WithLabelValues("mail", "send")),
+		"failed attempts":           testutil.ToFloat64(c.attempts.WithLabelValues("mail", "send", "failed")),
+		"pruner runs ok":            testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "ok")),
+		"pruner runs failed":        testutil.ToFloat64(c.serviceRuns.WithLabelValues(rota.ServicePruner, "error")),
+		"claim store errors":        testutil.ToFloat64(c.storeErrors.WithLabelValues("claim")),
+		"pruned jobs (over 7)":      testutil.ToFloat64(c.serviceCount.WithLabelValues(rota.ServicePruner)) - 6,
 	} {
 		if got != 1 {
 			t.Errorf("%s: %v, want 1", name, got)

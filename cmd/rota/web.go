@@ -68,7 +68,7 @@ func serveWeb(node *rota.Node, o webOptions, logger *slog.Logger) (func(), error
 	if err != nil {
 		return nil, err
 	}
-	dash, err := dashboard.New(dashboard.Config{Client: node.Client(), Node: node, Token: o.token, NoAuth: o.noAuth, Logger: logger,
+	dash, err := dashboard.New(dashboard.Config{Client: node.Client(), Token: o.token, NoAuth: o.noAuth, Logger: logger,
 		AllowedHosts: o.allowedHosts, TrustedProxies: o.trustedProxies})
 	if err != nil {
 		return nil, err
@@ -91,7 +91,6 @@ func serveWeb(node *rota.Node, o webOptions, logger *slog.Logger) (func(), error
 	bound, stopServer, err := startServer("--http-addr", o.addr, "HTTP API", srv, logger)
 	if err != nil {
 		stopRequests()
-		dash.Close()
 		return nil, err
 	}
 	if o.noAuth {
@@ -101,7 +100,6 @@ func serveWeb(node *rota.Node, o webOptions, logger *slog.Logger) (func(), error
 	return func() {
 		stopRequests()
 		stopServer()
-		dash.Close()
 	}, nil
 }
 

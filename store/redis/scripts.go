@@ -89,6 +89,9 @@ var (
 	scriptNodeDelete   = newScript("nodedelete")
 	scriptWorkflows    = newScript("workflows")
 	scriptRetryWF      = newScript("retryworkflow")
+	scriptMinutesAdd   = newScript("minutesadd")
+	scriptMinutesRead  = newScript("minutesread")
+	scriptMinutesPrune = newScript("minutesprune")
 )
 
 // allScripts is what Open loads with SCRIPT LOAD, so that the first EVALSHA of each finds it.
@@ -98,5 +101,6 @@ var allScripts = []*script{
 	scriptRetry, scriptDelete, scriptPrune, scriptStats, scriptLoad, scriptPause, scriptLimitSet,
 	scriptLimitList, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,
 	scriptPlan, scriptLeaseAcquire, scriptLeaseRelease, scriptLeaseGet, scriptNodeRegister,
-	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF,
+	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF, scriptMinutesAdd,
+	scriptMinutesRead, scriptMinutesPrune,
 }

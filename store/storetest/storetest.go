@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Schedule", scheduleTests},
 		{"Deps", depTests},
 		{"ListFilter", listFilterTests},
+		{"Stats", statsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

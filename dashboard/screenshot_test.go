@@ -1,0 +1,100 @@
+package dashboard
+
+import (
+	"context"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rotahq/rota/internal/browsertest"
+	"github.com/rotahq/rota/store"
+)
+
+// screenshots names the directory TestFleetOverviewInABrowser writes its picture of the overview
+// to, for the docs: go test ./dashboard -run FleetOverview -args -screenshots ../docs/img
+var screenshots = flag.String("screenshots", "", "write the overview's screenshot to this directory")
+
+// The overview draws the fleet's last hour from every node's counts: three nodes' rows, summed,
+// in the chart and in the tables by queue and by kind.
+func TestFleetOverviewInABrowser(t *testing.T) {
+	s := newSite(t)
+	ctx := browsertest.Context(t)
+	keeper := s.client.Store().(store.StatsKeeper)
+	now := time.Now().UTC().Truncate(time.Minute)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rows []store.Stats
+	var mailed int64
+	for m := 59; m >= 0; m-- {
+		for _, node := range []string{"web-1", "web-2", "batch-1"} {
+			for _, qk := range [][2]string{{"mail", "welcome"}, {"mail", "digest"}, {"billing", "invoice"}} {
+				if node == "batch-1" && qk[0] == "mail" {
+					continue
+				}
+				r := store.Stats{Node: node, Minute: now.Add(-time.Duration(m) * time.Minute), Queue: qk[0], Kind: qk[1],
+					Completed: 200 + rng.Int64N(400), Failed: rng.Int64N(12), Discarded: rng.Int64N(2)}
+				if m > 20 && m < 26 { // an incident: failures and cancellations for five minutes
+					r.Failed += 150
+					r.Cancelled = rng.Int64N(30)
+				}
+				r.Latency, r.Duration = spread(rng, r.Completed+r.Failed, 1, 4), spread(rng, r.Completed+r.Failed, 5, 9)
+				if qk[0] == "mail" {
+					mailed += r.Completed
+				}
+				rows = append(rows, r)
+			}
+		}
+	}
+	if err := keeper.AddStats(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "sign in",
+		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("throughput")))
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#throughput g")].map(g => g.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#throughput text.axis")].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bars) != 60 {
+		t.Fatalf("the chart has %d bars, want one a minute for an hour", len(bars))
+	}
+	if len(labels) < 6 || labels[0] != "0" {
+		t.Fatalf("the chart's axis labels are %q, want counts from 0 and times", labels)
+	}
+	mail := strings.Fields(text(t, ctx, chromedp.CSS(`#by-queue tr[data-name="mail"]`)))
+	if len(mail) < 2 || mail[1] != itoa(mailed) {
+		t.Fatalf("the table by queue reads %q for mail, want %d completed", mail, mailed)
+	}
+	if *screenshots == "" {
+		return
+	}
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*screenshots, "dashboard-overview.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spread is a histogram of n values over the buckets from lo to hi, most of them in the middle.
+func spread(rng *rand.Rand, n int64, lo, hi int) []int64 {
+	h := make([]int64, len(store.StatsBuckets)+1)
+	for range n {
+		h[min(lo+rng.IntN(hi-lo+1), lo+rng.IntN(hi-lo+1))]++
+	}
+	return h
+}

@@ -1,0 +1,118 @@
+package rota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/internal/fleetstats"
+	"github.com/rotahq/rota/store"
+)
+
+// A node counts its attempts per minute, queue and kind, from its own events, and adds the
+// counts to the store every StatsInterval (store.StatsKeeper): the dashboard and the HTTP API of
+// any node then show the whole fleet's throughput, start latencies and run durations. The
+// leader prunes the rows past Retention.Stats.
+const (
+	// StatsIntervalDefault is how often a node adds its counts to the store: the most a
+	// fleet-wide figure lags behind, and the most a node that dies loses.
+	StatsIntervalDefault = 10 * time.Second
+	// StatsRetentionDefault is how long the per-minute counts are kept.
+	StatsRetentionDefault = 24 * time.Hour
+)
+
+// statsOutcome says which outcome events the counts tell apart.
+var statsOutcome = map[EventType]fleetstats.Outcome{
+	EventJobCompleted: fleetstats.Completed,
+	EventJobFailed:    fleetstats.Failed,
+	EventJobDiscarded: fleetstats.Discarded,
+	EventJobCancelled: fleetstats.Cancelled,
+}
+
+// countEvent counts an attempt's start or end. It runs synchronously with every event.
+func (n *Node) countEvent(ev Event) {
+	if ev.Job == nil {
+		return
+	}
+	if ev.Type == EventJobStarted {
+		n.counts.Started(ev.At, ev.Job.Queue, ev.Job.Kind, ev.Latency)
+		return
+	}
+	if how, ok := statsOutcome[ev.Type]; ok {
+		n.counts.Ended(ev.At, ev.Job.Queue, ev.Job.Kind, how, ev.Duration)
+	}
+}
+
+// keepStats adds the node's counts to the store every StatsInterval, and once more when the
+// node stops, after its last outcomes were recorded.
+func (n *Node) keepStats(ctx context.Context, keeper store.StatsKeeper) {
+	pass := func(ctx context.Context) (int, error) { return n.addStats(ctx, keeper) }
+	tick := n.clock.NewTicker(n.cfg.StatsInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			n.runService(dctx, ServiceStats, pass)
+			return
+		case <-tick.Chan():
+			n.runService(ctx, ServiceStats, pass)
+		}
+	}
+}
+
+// addStats adds the counts held to the store and returns how many rows it wrote. Counts the
+// store refused are kept for the next pass.
+func (n *Node) addStats(ctx context.Context, keeper store.StatsKeeper) (int, error) {
+	rows := n.counts.Take()
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if err := keeper.AddStats(ctx, rows); err != nil {
+		n.counts.Return(rows)
+		n.storeError(ctx, "add_stats", "", err)
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// FleetStats is the whole fleet's last minutes, summed from every node's counts in the store:
+// attempts ended per minute, and per queue and per kind with percentiles of start latency and
+// run duration. The figures lag the fleet by up to StatsInterval.
+type FleetStats = fleetstats.Summary
+
+// FleetMinute, FleetGroup and Percentiles are the parts of FleetStats.
+type (
+	FleetMinute = fleetstats.Minute
+	FleetGroup  = fleetstats.Group
+	Percentiles = fleetstats.Percentiles
+)
+
+// ErrNoStats is returned by FleetStats for a store that keeps no counts (store.StatsKeeper).
+var ErrNoStats = errors.New("store keeps no fleet counts")
+
+// FleetStats sums the fleet's counts of the last window (whole minutes, the current one
+// included), judged by the store's clock where it keeps one.
+func (c *Client) FleetStats(ctx context.Context, window time.Duration) (*FleetStats, error) {
+	keeper, ok := c.store.(store.StatsKeeper)
+	if !ok {
+		return nil, fmt.Errorf("rota: fleet stats: %w", ErrNoStats)
+	}
+	minutes := max(int(window/time.Minute), 1)
+	now := c.clock.Now()
+	if reg, ok := c.store.(store.NodeRegistry); ok {
+		var err error
+		if now, err = reg.Now(ctx); err != nil {
+			return nil, fmtErr("fleet stats", err)
+		}
+	}
+	since := now.Truncate(time.Minute).Add(-time.Duration(minutes-1) * time.Minute)
+	rows, err := keeper.Stats(ctx, since)
+	if err != nil {
+		return nil, fmtErr("fleet stats", err)
+	}
+	s := fleetstats.Summarize(rows, now, minutes)
+	return &s, nil
+}
