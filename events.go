@@ -50,11 +50,16 @@ const (
 	// failed. The rescuer, the registry and stats run on every node, the others on the leader.
 	EventServiceRun EventType = "leader.service"
 	// EventStoreError is a store call of the node's own loops that failed: Op names it (claim,
-	// heartbeat, list_limits, register, deregister, subscribe, rescue, prune, prune_nodes,
-	// prune_stats, tidy, plan_schedules, add_stats), Queue is set for claims. Calls cut short by
-	// the node stopping or leadership ending are not errors. Every failure is an event; the log
-	// says them rate-limited.
+	// heartbeat, complete, list_limits, register, deregister, subscribe, rescue, prune,
+	// prune_nodes, prune_stats, tidy, plan_schedules, add_stats; the leader election's identity,
+	// lease and release_lease, singleton_ before them for a singleton's lease), Queue is set for
+	// claims. Calls cut short by the node stopping or leadership ending are not errors. Every
+	// failure is an event; the log says them rate-limited.
 	EventStoreError EventType = "store.error"
+	// EventStoreReset is the store's identity changing under the node: it was flushed, restored
+	// from a backup or replaced, so the leases and fences taken before prove nothing. Reason
+	// says from which identity to which. Leadership and singleton leases are given up.
+	EventStoreReset EventType = "store.reset"
 )
 
 // ClaimSize is what one claim asked the store for and got.
@@ -71,7 +76,9 @@ type Event struct {
 	Error string
 	// Duration is how long the attempt, claim or service run took.
 	Duration time.Duration
-	// Reason says why leadership or the memory floor changed.
+	// Reason says why leadership, a singleton lease or the memory floor changed, or, for a
+	// failed write of outcomes (store.error, op complete), what the node does next: retry,
+	// one_by_one, stripped (written without its error text and result).
 	Reason string
 	At     time.Time
 
@@ -85,10 +92,13 @@ type Event struct {
 	Outcome store.State
 	// Service names a maintenance service (leader.service).
 	Service string
-	// Count is what the service run did (leader.service).
+	// Count is what the service run did (leader.service), the jobs still running at a drain
+	// deadline (node.drain_deadline), or the outcomes a failed write carried (store.error).
 	Count int
 	// Op names the store call that failed (store.error).
 	Op string
+	// Token is the leader lease's fencing token (leader.elected).
+	Token int64
 }
 
 // eventHub hands events to the node's log, to the synchronous handlers, in order, and to

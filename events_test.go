@@ -13,8 +13,10 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/internal/syncbuf"
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
 )
 
 // A claim says what it asked and got, and each job it brings starts with the time it waited since
@@ -71,6 +73,36 @@ func (s failingClaims) Claim(ctx context.Context, p store.ClaimParams) ([]*store
 }
 
 // A failed claim is a store.error naming the call and the queue.
+// failingCompletes is a store whose Complete fails while down is set.
+type failingCompletes struct {
+	*sqlite.Store
+	down *atomic.Bool
+}
+
+func (s failingCompletes) Complete(ctx context.Context, o []store.Outcome) ([]bool, error) {
+	if s.down.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return s.Store.Complete(ctx, o)
+}
+
+// A write of outcomes that fails is a store.error event that says how many outcomes it carried
+// and what the node does next; the outcome is written once the store is back.
+func TestFailedCompleteIsAnEvent(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	b := setup(t, func(context.Context, *Job[testArgs]) error { return nil },
+		func(c *Config) { c.Store = failingCompletes{Store: c.Store.(*sqlite.Store), down: &down} })
+	b.insert(t, testArgs{}, nil)
+	ev := b.event(t, EventStoreError)
+	if ev.Op != "complete" || ev.Count != 1 || ev.Reason != "retry" || ev.Error != "connection refused" {
+		t.Fatalf("store error %+v", ev)
+	}
+	down.Store(false)
+	b.clock.Advance(time.Minute) // past the completer's backoff
+	b.event(t, EventJobCompleted)
+}
+
 func TestStoreErrorEvent(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
@@ -216,6 +248,13 @@ func TestEventLogLevels(t *testing.T) {
 		{Event{Type: EventServiceRun, Service: ServicePruner, Count: 3}, "INFO"},
 		{Event{Type: EventServiceRun, Service: ServicePruner}, "DEBUG"},
 		{Event{Type: EventJobStarted, Job: job}, "DEBUG"},
+		{Event{Type: EventServiceRun, Service: ServiceStats, Count: 3}, "DEBUG"},
+		{Event{Type: EventLeaderElected, Token: 4}, "INFO"},
+		{Event{Type: EventLeaderLost, Reason: "lease taken by b"}, "WARN"},
+		{Event{Type: EventLeaderLost, Reason: leader.ReasonStopping}, "INFO"},
+		{Event{Type: EventSingletonLost, Reason: "nightly: " + leader.ReasonStopping}, "INFO"},
+		{Event{Type: EventStoreError, Op: "complete", Count: 2, Reason: "retry", Error: "down"}, "WARN"},
+		{Event{Type: EventStoreReset, Reason: "store identity changed from a to b"}, "ERROR"},
 	} {
 		log.Reset()
 		l.log(c.ev)

@@ -2,6 +2,7 @@ package rota
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +40,22 @@ const (
 	EventLeaderElected EventType = "leader.elected"
 	EventLeaderLost    EventType = "leader.lost"
 )
+
+// storeReset reports that the store's identity changed under the node.
+func (n *Node) storeReset(reason string) {
+	n.events.emit(Event{Type: EventStoreReset, Reason: reason, At: n.clock.Now()})
+}
+
+// electorError reports a failed store call of an elector as a store.error event, its op
+// prefixed with prefix. A lease call cut short by the node stopping is not an error.
+func (n *Node) electorError(prefix string) func(op string, err error) {
+	return func(op string, err error) {
+		if op != leader.OpRelease && errors.Is(err, context.Canceled) {
+			return
+		}
+		n.events.emit(Event{Type: EventStoreError, Op: prefix + op, Error: err.Error(), At: n.clock.Now()})
+	}
+}
 
 // LeaderToken returns the leader lease's fencing token from the context a LeaderService was
 // started with. It grows each time leadership changes hands: write it with the service's effects,
@@ -88,8 +105,10 @@ func (n *Node) newElector() error {
 			if c.Leader {
 				typ = EventLeaderElected
 			}
-			n.events.emit(Event{Type: typ, Reason: c.Reason, At: c.At})
+			n.events.emit(Event{Type: typ, Reason: c.Reason, Token: c.Token, At: c.At})
 		},
+		OnError: n.electorError(""),
+		OnReset: n.storeReset,
 	})
 	if err != nil {
 		return err

@@ -3,9 +3,12 @@ package rota
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/rotahq/rota/internal/leader"
 )
 
 // storeErrorRepeat is how often a store call that keeps failing for the same reason is logged
@@ -38,9 +41,13 @@ func newEventLog(logger *slog.Logger, clock clockwork.Clock) *eventLog {
 func (l *eventLog) log(ev Event) {
 	ctx := context.Background()
 	switch ev.Type {
+	case EventJobCompleted, EventJobSnoozed, EventJobHandedBack:
+		l.outcomeWritten()
 	case EventJobFailed:
+		l.outcomeWritten()
 		l.logger.Info("rota: job attempt failed", jobAttrs(ev, "error", ev.Error)...)
 	case EventJobDiscarded:
+		l.outcomeWritten()
 		l.logger.Warn("rota: job discarded", jobAttrs(ev, "error", ev.Error)...)
 	case EventJobFenceRefused:
 		l.logger.Warn("rota: outcome ignored: the job's lease was lost and it belongs to another claim now",
@@ -48,12 +55,21 @@ func (l *eventLog) log(ev Event) {
 	case EventJobRescued:
 		l.logger.Warn("rota: rescued job whose lease expired", jobAttrs(ev, "state", ev.Job.State)...)
 	case EventJobCancelled:
+		l.outcomeWritten()
 		l.logger.Info("rota: job cancelled", jobAttrs(ev, "error", ev.Error)...)
 	case EventJobAbandoned:
 		l.logger.Error("rota: abandoning a handler that ignores its cancelled context",
 			jobAttrs(ev, "cause", ev.Error, "ran", ev.Duration)...)
 	case EventDrainDeadline:
 		l.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", ev.Count)
+	case EventLeaderElected:
+		l.logger.Info("rota: became leader", "lease", leader.NameDefault, "token", ev.Token)
+	case EventLeaderLost:
+		l.logger.Log(ctx, lossLevel(ev.Reason), "rota: lost leadership", "reason", ev.Reason)
+	case EventSingletonAcquired:
+		l.logger.Info("rota: singleton lease acquired", "reason", ev.Reason)
+	case EventSingletonLost:
+		l.logger.Log(ctx, lossLevel(ev.Reason), "rota: singleton lease lost", "reason", ev.Reason)
 	case EventJobStarted:
 		// Checked first: one per job, the attributes would cost an allocation each.
 		if l.logger.Enabled(ctx, slog.LevelDebug) {
@@ -80,6 +96,8 @@ func (l *eventLog) log(ev Event) {
 		l.logger.Log(ctx, level, "rota: maintenance run", "service", ev.Service, "count", ev.Count, "duration", ev.Duration)
 	case EventStoreError:
 		l.storeError(ev)
+	case EventStoreReset:
+		l.logger.Error("rota: " + ev.Reason)
 	case EventMemoryLow:
 		l.logger.Warn("rota: available memory below the floor; taking no new jobs", "reason", ev.Reason)
 	case EventMemoryOK:
@@ -96,6 +114,21 @@ var serviceOps = map[string][]string{
 	ServiceRegistry: {"register"},
 	ServiceTidier:   {"tidy"},
 	ServiceStats:    {"add_stats"},
+}
+
+// outcomeWritten says, once, that outcomes are written again after writes failed.
+func (l *eventLog) outcomeWritten() {
+	if len(l.failing) > 0 { // no lookup on the hot path while nothing fails
+		l.recovered("complete", "")
+	}
+}
+
+// lossLevel is how loud a lost lease is: a warning, unless the node is stopping.
+func lossLevel(reason string) slog.Level {
+	if strings.HasSuffix(reason, leader.ReasonStopping) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 func jobAttrs(ev Event, more ...any) []any {
@@ -123,6 +156,9 @@ func (l *eventLog) storeError(ev Event) {
 	}
 	f.reason, f.logged = ev.Error, now
 	attrs := []any{"op", ev.Op, "error", ev.Error, "failing_since", f.since, "failures", f.count}
+	if ev.Op == "complete" {
+		attrs = append(attrs, "jobs", ev.Count, "next", ev.Reason)
+	}
 	if ev.Queue != "" {
 		attrs = append(attrs, "queue", ev.Queue)
 	}
@@ -135,14 +171,20 @@ func (l *eventLog) storeError(ev Event) {
 
 // storeErrorMessages say what a failed store call means for the node.
 var storeErrorMessages = map[string]string{
-	"claim":          "rota: claim failed; will retry at the next poll",
-	"heartbeat":      "rota: heartbeat failed; leases lapse if the store stays away",
-	"subscribe":      "rota: cannot subscribe to notifications; polling only for now",
-	"deregister":     "rota: deregistering node failed; the leader will prune it",
-	"rescue":         "rota: rescue failed; will retry at the next pass",
-	"prune":          "rota: pruning finished jobs failed; will retry at the next pass",
-	"prune_nodes":    "rota: pruning stale nodes failed; will retry at the next pass",
-	"plan_schedules": "rota: cron: planning failed; will retry at the next pass",
+	"claim":                   "rota: claim failed; will retry at the next poll",
+	"heartbeat":               "rota: heartbeat failed; leases lapse if the store stays away",
+	"subscribe":               "rota: cannot subscribe to notifications; polling only for now",
+	"deregister":              "rota: deregistering node failed; the leader will prune it",
+	"complete":                "rota: recording job outcomes failed; retrying, their jobs' leases held meanwhile",
+	"identity":                "rota: reading the store's identity failed; leader election waits for it",
+	"lease":                   "rota: leader lease call failed; a leader steps down if it cannot renew in time",
+	"release_lease":           "rota: releasing the leader lease failed; it will expire",
+	"singleton_lease":         "rota: singleton lease call failed; its kinds wait while it is not held",
+	"singleton_release_lease": "rota: releasing a singleton lease failed; it will expire",
+	"rescue":                  "rota: rescue failed; will retry at the next pass",
+	"prune":                   "rota: pruning finished jobs failed; will retry at the next pass",
+	"prune_nodes":             "rota: pruning stale nodes failed; will retry at the next pass",
+	"plan_schedules":          "rota: cron: planning failed; will retry at the next pass",
 }
 
 // recovered says once that a store call that was failing works again.

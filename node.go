@@ -213,7 +213,10 @@ func NewNode(cfg Config) (*Node, error) {
 		TracerProvider: cfg.TracerProvider})
 	n.tracer = newTracer(cfg.TracerProvider)
 	n.client.onCancel = n.cancelLocal
-	n.completer = completer.New(cfg.Store, cfg.Clock, n.logger)
+	n.completer = completer.New(cfg.Store, cfg.Clock, func(f completer.Failure) {
+		n.events.emit(Event{Type: EventStoreError, Op: "complete", Count: f.Jobs, Reason: string(f.Next),
+			Error: f.Err.Error(), At: n.clock.Now()})
+	})
 	names := make([]string, 0, len(cfg.Queues))
 	for name := range cfg.Queues {
 		names = append(names, name)

@@ -55,7 +55,8 @@ func (n *Node) newSingletons() error {
 		el, err := leader.New(leader.Config{
 			Leaser: leaser, Identity: n.cfg.Store.Identity, Name: singletonLeasePrefix + name, Owner: n.cfg.ID,
 			TTL: n.cfg.Leader.TTL, RenewEvery: n.cfg.Leader.RenewEvery, TryEvery: n.cfg.Leader.TryEvery,
-			Clock: n.clock, Logger: n.logger.With("singleton", name),
+			Clock: n.clock, Logger: n.logger.With("singleton", name), OnError: n.electorError("singleton_"),
+			OnReset: n.storeReset,
 			OnChange: func(c leader.Change) {
 				s.mu.Lock()
 				s.held[name] = c.Leader

@@ -9,7 +9,6 @@ package completer
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -32,11 +31,28 @@ type item struct {
 	done    func(applied bool)
 }
 
+// Failure is a write of outcomes that failed, and what the completer does next.
+type Failure struct {
+	Jobs int // outcomes the write carried
+	Err  error
+	Next Next
+}
+
+// Next is what the completer does after a failed write.
+type Next string
+
+// What follows a failed write.
+const (
+	Retry    Next = "retry"      // the same write, after a backoff
+	Split    Next = "one_by_one" // the batch kept failing: each outcome is written alone
+	Stripped Next = "stripped"   // one outcome kept failing: it is written without its error text and result
+)
+
 // Completer batches outcomes into store.Complete calls. Create it with New, then Run it.
 type Completer struct {
 	store  store.Store
 	clock  clockwork.Clock
-	logger *slog.Logger
+	report func(Failure)
 
 	mu      sync.Mutex
 	pending []item
@@ -45,9 +61,10 @@ type Completer struct {
 	wake    chan struct{}
 }
 
-// New returns a Completer writing to s.
-func New(s store.Store, clock clockwork.Clock, logger *slog.Logger) *Completer {
-	return &Completer{store: s, clock: clock, logger: logger, wake: make(chan struct{}, 1)}
+// New returns a Completer writing to s, which tells report of every failed write. Writes cut
+// short by the end of Run's context are not reported: what they carried is the rescuer's.
+func New(s store.Store, clock clockwork.Clock, report func(Failure)) *Completer {
+	return &Completer{store: s, clock: clock, report: report, wake: make(chan struct{}, 1)}
 }
 
 // Add queues an outcome. done, if not nil, is called once the write settled: applied is false
@@ -139,12 +156,11 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			// result) is what the store cannot take. Keep the outcome itself, which is what
 			// the job's life depends on, and say what was dropped.
 			outcomes[0] = stripped(outcomes[0], err)
-			c.logger.Warn("rota: recording a job outcome keeps failing; retrying without its error text and result",
-				"job", outcomes[0].ID, "error", err)
+			c.fail(ctx, Failure{Jobs: 1, Err: err, Next: Stripped})
 			continue
 		}
 		if len(batch) > 1 && failures >= isolateAfter {
-			c.logger.Warn("rota: recording job outcomes keeps failing; writing them one by one", "jobs", len(batch), "error", err)
+			c.fail(ctx, Failure{Jobs: len(batch), Err: err, Next: Split})
 			for _, it := range batch {
 				if ctx.Err() != nil {
 					return // what is left is the rescuer's
@@ -154,14 +170,18 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			return
 		}
 		delay := retryBackoff.Delay(failures)
-		c.logger.Warn("rota: recording job outcomes failed; retrying", "jobs", len(batch), "retry_in", delay, "error", err)
+		c.fail(ctx, Failure{Jobs: len(batch), Err: err, Next: Retry})
 		select {
 		case <-ctx.Done():
-			c.logger.Error("rota: gave up recording job outcomes; their leases will expire and the rescuer will retry them",
-				"jobs", len(batch), "error", ctx.Err())
-			return
+			return // the node says what it left unrecorded
 		case <-c.clock.After(delay):
 		}
+	}
+}
+
+func (c *Completer) fail(ctx context.Context, f Failure) {
+	if ctx.Err() == nil && c.report != nil {
+		c.report(f)
 	}
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,20 +15,20 @@ import (
 	"github.com/rotahq/rota/store/sqlite"
 )
 
-// signalHandler is a slog handler that reports each warning, so the test knows a write failed.
-type signalHandler struct {
-	slog.Handler
-	warned chan struct{}
-}
-
-func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelWarn {
+// signal reports each failed write on warned, so the test knows a write failed.
+func signal(t *testing.T, warned chan struct{}) func(Failure) {
+	return func(f Failure) {
+		t.Logf("write of %d outcomes failed (%s next): %v", f.Jobs, f.Next, f.Err)
 		select {
-		case h.warned <- struct{}{}:
+		case warned <- struct{}{}:
 		default:
 		}
 	}
-	return h.Handler.Handle(ctx, r)
+}
+
+// logged logs each failed write.
+func logged(t *testing.T) func(Failure) {
+	return func(f Failure) { t.Logf("write of %d outcomes failed (%s next): %v", f.Jobs, f.Next, f.Err) }
 }
 
 // running opens a real SQLite store at path, closed when the test ends, with n jobs inserted
@@ -80,8 +80,7 @@ func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 	}
 
 	warned := make(chan struct{}, 1)
-	logger := slog.New(signalHandler{Handler: slog.NewTextHandler(t.Output(), nil), warned: warned})
-	c := New(st, clockwork.NewRealClock(), logger)
+	c := New(st, clockwork.NewRealClock(), signal(t, warned))
 	applied := make(chan bool, 1)
 	c.Add(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted}, func(ok bool) { applied <- ok })
 	drain := make(chan struct{})
@@ -130,7 +129,13 @@ func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
 	ctx := context.Background()
 	st, jobs := running(t, filepath.Join(t.TempDir(), "rota.db"), 2)
 	clock := clockwork.NewFakeClock()
-	c := New(refusing{st}, clock, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	var mu sync.Mutex
+	steps := map[Next]int{}
+	c := New(refusing{st}, clock, func(f Failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps[f.Next]++
+	})
 	results := make(chan bool, 2)
 	bad, good := jobs[0], jobs[1]
 	c.Add(store.Outcome{ID: bad.ID, Fence: bad.Fence, State: store.StateRetryable, RunAt: clock.Now(),
@@ -160,6 +165,11 @@ func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
 	if row, _ := st.Get(ctx, good.ID); row.State != store.StateCompleted {
 		t.Fatalf("the good outcome's job is %s", row.State)
 	}
+	mu.Lock()
+	if steps[Retry] == 0 || steps[Split] != 1 || steps[Stripped] != 1 {
+		t.Errorf("failures reported: %v; want retries, then one split, then one outcome stripped", steps)
+	}
+	mu.Unlock()
 	row, _ := st.Get(ctx, bad.ID)
 	if row.State != store.StateRetryable || len(row.Errors) != 1 || !strings.HasPrefix(row.Errors[0].Error, "the store refused this attempt's error text") {
 		t.Fatalf("the refused outcome's job: %s %+v", row.State, row.Errors)
@@ -185,7 +195,7 @@ func TestPendingCountsTheWriteInFlight(t *testing.T) {
 	ctx := context.Background()
 	st, _ := running(t, filepath.Join(t.TempDir(), "rota.db"), 0)
 	b := blocking{Store: st, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	c := New(b, clockwork.NewFakeClock(), slog.New(slog.NewTextHandler(t.Output(), nil)))
+	c := New(b, clockwork.NewFakeClock(), logged(t))
 	written := make(chan bool, 1)
 	c.Add(store.Outcome{ID: 1, Fence: 1, State: store.StateCompleted}, func(ok bool) { written <- ok })
 	runCtx, stop := context.WithCancel(ctx)

@@ -63,10 +63,27 @@ type Config struct {
 	// owns its store.
 	Standalone bool
 	Clock      clockwork.Clock
-	Logger     *slog.Logger
-	// OnChange is called on every change of leadership, from the elector's goroutine.
+	// Logger says what the elector does where no callback below is set, and what its leader
+	// services do.
+	Logger *slog.Logger
+	// OnChange is called on every change of leadership, from the elector's goroutine; when set,
+	// the elector does not log the changes itself.
 	OnChange func(Change)
+	// OnReset is called when the store's identity changed (it was flushed, restored or
+	// replaced), with why leases taken before prove nothing; when set, the elector does not log
+	// it itself.
+	OnReset func(reason string)
+	// OnError is called with every failed store call of the elector (op: OpIdentity, OpLease,
+	// OpRelease); when set, the elector does not log them itself.
+	OnError func(op string, err error)
 }
+
+// The store calls of an elector, as OnError names them.
+const (
+	OpIdentity = "identity"      // reading the store's identity before each lease call
+	OpLease    = "lease"         // taking or renewing the lease
+	OpRelease  = "release_lease" // giving the lease up on stop
+)
 
 // Change is a gain or loss of leadership.
 type Change struct {
@@ -153,7 +170,7 @@ func (e *Elector) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			e.stepDown(reasonStopping)
+			e.stepDown(ReasonStopping)
 			e.release()
 			return
 		case <-expired:
@@ -196,7 +213,7 @@ func (e *Elector) round(ctx context.Context) time.Duration {
 	callCtx, cancel := clockctx.WithDeadline(ctx, e.cfg.Clock, deadline)
 	defer cancel()
 	if reset, err := e.storeWasReset(callCtx); err != nil {
-		e.cfg.Logger.Warn("rota: leader election: cannot read store identity", "error", err)
+		e.fail(OpIdentity, err, "rota: leader election: cannot read store identity")
 		return interval
 	} else if reset != "" {
 		e.stepDown(reset)
@@ -206,7 +223,7 @@ func (e *Elector) round(ctx context.Context) time.Duration {
 	lease, held, err := e.cfg.Leaser.AcquireLease(callCtx, e.cfg.Name, e.cfg.Owner, e.cfg.TTL)
 	switch {
 	case err != nil:
-		e.cfg.Logger.Warn("rota: leader election: lease call failed", "leader", leader, "error", err)
+		e.fail(OpLease, err, "rota: leader election: lease call failed")
 	case !held:
 		if leader {
 			e.stepDown("lease taken by " + lease.Owner)
@@ -247,7 +264,11 @@ func (e *Elector) storeWasReset(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	reason := fmt.Sprintf("store identity changed from %s to %s: the store was reset, leases taken before prove nothing", e.identity, id)
-	e.cfg.Logger.Error("rota: " + reason)
+	if e.cfg.OnReset != nil {
+		e.cfg.OnReset(reason)
+	} else {
+		e.cfg.Logger.Error("rota: " + reason)
+	}
 	e.identity = id
 	return reason, nil
 }
@@ -261,7 +282,9 @@ func (e *Elector) become(token int64) {
 	e.mu.Lock()
 	e.leader, e.token = true, token
 	e.mu.Unlock()
-	e.cfg.Logger.Info("rota: became leader", "lease", e.cfg.Name, "token", token)
+	if e.cfg.OnChange == nil {
+		e.cfg.Logger.Info("rota: became leader", "lease", e.cfg.Name, "token", token)
+	}
 	e.notify(Change{Leader: true, Token: token, Reason: "lease acquired", At: e.cfg.Clock.Now()})
 }
 
@@ -274,11 +297,13 @@ func (e *Elector) stepDown(reason string) {
 		return
 	}
 	e.services.stopAll()
-	level := slog.LevelWarn
-	if reason == reasonStopping {
-		level = slog.LevelInfo
+	if e.cfg.OnChange == nil {
+		level := slog.LevelWarn
+		if reason == ReasonStopping {
+			level = slog.LevelInfo
+		}
+		e.cfg.Logger.Log(context.Background(), level, "rota: lost leadership", "reason", reason)
 	}
-	e.cfg.Logger.Log(context.Background(), level, "rota: lost leadership", "reason", reason)
 	e.notify(Change{Leader: false, Reason: reason, At: e.cfg.Clock.Now()})
 }
 
@@ -291,7 +316,7 @@ func (e *Elector) release() {
 	// ctx ends only by its timeout, whose Err is context.Canceled (clockctx cancels with a
 	// cause): every error here is worth the warning.
 	if err := e.cfg.Leaser.ReleaseLease(ctx, e.cfg.Name, e.cfg.Owner); err != nil {
-		e.cfg.Logger.Warn("rota: releasing the leader lease failed; it will expire", "error", err)
+		e.fail(OpRelease, err, "rota: releasing the leader lease failed; it will expire")
 	}
 }
 
@@ -310,7 +335,7 @@ func (e *Elector) runStandalone(ctx context.Context) {
 		e.services.startPending(ctx, 0)
 		select {
 		case <-ctx.Done():
-			e.stepDown(reasonStopping)
+			e.stepDown(ReasonStopping)
 			return
 		case <-e.services.restartRequested():
 			e.services.restartPending(ctx, true, 0)
@@ -319,5 +344,14 @@ func (e *Elector) runStandalone(ctx context.Context) {
 	}
 }
 
-// reasonStopping is the step-down reason of a node that stops: expected, so not a warning.
-const reasonStopping = "node stopping"
+// ReasonStopping is the step-down reason of a node that stops: expected, so not a warning.
+const ReasonStopping = "node stopping"
+
+// fail reports a failed store call to OnError, or logs it with msg.
+func (e *Elector) fail(op string, err error, msg string) {
+	if e.cfg.OnError != nil {
+		e.cfg.OnError(op, err)
+		return
+	}
+	e.cfg.Logger.Warn(msg, "error", err)
+}
