@@ -44,40 +44,6 @@ func (n *Node) countEvent(ev Event) {
 	}
 }
 
-// keepStats adds the node's counts to the store every StatsInterval, and once more when the
-// node stops, after its last outcomes were recorded.
-func (n *Node) keepStats(ctx context.Context, keeper store.StatsKeeper) {
-	pass := func(ctx context.Context) (int, error) { return n.addStats(ctx, keeper) }
-	tick := n.clock.NewTicker(n.cfg.StatsInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			n.runService(dctx, ServiceStats, pass)
-			return
-		case <-tick.Chan():
-			n.runService(ctx, ServiceStats, pass)
-		}
-	}
-}
-
-// addStats adds the counts held to the store and returns how many rows it wrote. Counts the
-// store refused are kept for the next pass.
-func (n *Node) addStats(ctx context.Context, keeper store.StatsKeeper) (int, error) {
-	rows := n.counts.Take()
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	if err := keeper.AddStats(ctx, rows); err != nil {
-		n.counts.Return(rows)
-		n.storeError(ctx, "add_stats", "", err)
-		return 0, err
-	}
-	return len(rows), nil
-}
-
 // FleetStats is the whole fleet's last minutes, summed from every node's counts in the store:
 // attempts ended per minute, and per queue and per kind with percentiles of start latency and
 // run duration. The figures lag the fleet by up to StatsInterval.

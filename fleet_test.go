@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/fleetstats"
-	"github.com/rotahq/rota/store"
 )
 
 // A node counts its attempts per minute, queue and kind, adds them to the store every
@@ -67,54 +66,5 @@ func TestNodeAddsItsCountsToTheStore(t *testing.T) {
 	}
 	if got := fleetstats.Summarize(rows, b.clock.Now(), 60).Kinds[0].Completed; got != 3 {
 		t.Fatalf("after stop: %d completed, want 3", got)
-	}
-}
-
-// statsOutage fails AddStats while out is set.
-type statsOutage struct {
-	store.Store
-	keeper store.StatsKeeper
-	out    bool
-}
-
-func (s *statsOutage) AddStats(ctx context.Context, rows []store.Stats) error {
-	if s.out {
-		return store.ErrUnavailable
-	}
-	return s.keeper.AddStats(ctx, rows)
-}
-
-func (s *statsOutage) Stats(ctx context.Context, since time.Time) ([]store.Stats, error) {
-	return s.keeper.Stats(ctx, since)
-}
-
-func (s *statsOutage) PruneStats(ctx context.Context, before time.Time) (int, error) {
-	return s.keeper.PruneStats(ctx, before)
-}
-
-// Counts the store refused are kept and written by the next pass that works.
-func TestNodeKeepsCountsTheStoreRefused(t *testing.T) {
-	st := openStore(t, nil)
-	outage := &statsOutage{Store: st, keeper: st, out: true}
-	workers := NewWorkers()
-	AddWorker(workers, WorkFunc[testArgs](func(context.Context, *Job[testArgs]) error { return nil }), nil)
-	n, err := NewNode(Config{Store: outage, Workers: workers, ID: "n1", Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.counts.Ended(epoch, "q", "k", fleetstats.Completed, time.Millisecond)
-	if _, err := n.addStats(t.Context(), outage); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("addStats during the outage: %v, want ErrUnavailable", err)
-	}
-	if rows, _ := st.Stats(t.Context(), time.Time{}); len(rows) != 0 {
-		t.Fatalf("rows written during the outage: %+v", rows)
-	}
-	outage.out = false
-	if written, err := n.addStats(t.Context(), outage); err != nil || written != 1 {
-		t.Fatalf("addStats after the outage: %d rows, %v", written, err)
-	}
-	rows, err := st.Stats(t.Context(), time.Time{})
-	if err != nil || len(rows) != 1 || rows[0].Completed != 1 {
-		t.Fatalf("after the outage: %+v (%v), want the one completed attempt", rows, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/leader"
-	"github.com/rotahq/rota/internal/planner"
 	"github.com/rotahq/rota/store"
 )
 
@@ -113,24 +112,9 @@ func (n *Node) newElector() error {
 	if err != nil {
 		return err
 	}
-	el.Add(n.serviceLoop(ServicePruner, n.cfg.PruneInterval, n.prune))
-	if t, ok := n.cfg.Store.(store.Tidier); ok {
-		el.Add(n.serviceLoop(ServiceTidier, n.cfg.TidyInterval, func(ctx context.Context) (int, error) {
-			err := t.Tidy(ctx)
-			if err != nil {
-				n.storeError(ctx, "tidy", "", err)
-			}
-			return 0, err
-		}))
+	for _, s := range n.leaderServices() {
+		el.Add(n.leaderLoop(s))
 	}
-	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
-	el.Add(n.serviceLoop(ServiceCron, n.cfg.CronInterval, func(ctx context.Context) (int, error) {
-		planned, err := p.Pass(ctx)
-		if err != nil {
-			n.storeError(ctx, "plan_schedules", "", err)
-		}
-		return planned, err
-	}))
 	for _, s := range lc.Services {
 		el.Add(s)
 	}

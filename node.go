@@ -289,15 +289,12 @@ func (n *Node) Start(ctx context.Context) error {
 	n.bgCancel = cancel
 	n.goBackground(func() { n.completer.Run(bgCtx, n.drainDone); close(n.compDone) })
 	n.goBackground(func() { n.heartbeat(bgCtx) })
-	n.goBackground(func() { n.rescueLoop(bgCtx) })
 	n.startedAt = n.clock.Now()
 	n.goBackground(func() { n.elector.Run(bgCtx) })
 	n.runSingletons(bgCtx)
-	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
-		n.goBackground(func() { n.register(bgCtx, reg) })
-	}
-	if keeper, ok := n.cfg.Store.(store.StatsKeeper); ok {
-		n.goBackground(func() { n.keepStats(bgCtx, keeper) })
+	services := n.services()
+	for _, s := range n.nodeServices() {
+		n.goBackground(func() { services.Loop(bgCtx, s) })
 	}
 	if notifier, ok := n.cfg.Store.(store.Notifier); ok {
 		ch, err := notifier.Subscribe(bgCtx)

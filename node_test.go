@@ -231,7 +231,7 @@ func TestRescueReturnsJobsOfADeadNode(t *testing.T) {
 	}
 	b.clock.Advance(RescueIntervalDefault) // too early: the lease holds
 	// A rescue pass made now, not left to the loop's goroutine, so the check below follows it.
-	b.node.rescue(context.Background())
+	b.node.service(t, ServiceRescuer).Pass(context.Background())
 	if row := b.get(t, job.ID); row.State != StateRunning {
 		t.Fatalf("rescued before its lease expired: %s", row.State)
 	}

@@ -33,7 +33,7 @@ func TestPrunerJudgesAgesByTheStoresClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	storeClock.Advance(25 * time.Hour) // completed jobs are kept 24 h by default
-	if deleted, err := n.prune(ctx); err != nil || deleted != 1 {
+	if deleted, err := n.pruner().Pass(ctx); err != nil || deleted != 1 {
 		t.Fatalf("pruned %d (%v), want the job completed 25 h ago by the store's clock", deleted, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/rotahq/rota/internal/maintenance"
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
 )
@@ -167,4 +169,16 @@ func untilCancelled(started chan struct{}) func(context.Context, *Job[testArgs])
 		<-ctx.Done()
 		return ctx.Err()
 	}
+}
+
+// service is the node's maintenance service of that name, for a test to run one pass of it now.
+func (n *Node) service(t *testing.T, name string) maintenance.Service {
+	t.Helper()
+	for _, s := range append(n.nodeServices(), n.leaderServices()...) {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no service %q", name)
+	return maintenance.Service{}
 }

@@ -34,41 +34,6 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 }
 
-// rescueBatch bounds one rescue pass; a larger backlog is taken over the next passes.
-const rescueBatch = 1000
-
-// rescueLoop rescues at once and then every RescueInterval, on every node, not only the leader:
-// a dead node's jobs then run again within JobLease + RescueInterval whichever node died. Left to
-// the leader, a dead leader's jobs would wait for its lease to pass and a new leader to be elected
-// first (tens of seconds on the defaults). The store makes each rescue atomic, so nodes that
-// rescue at the same moment never rescue one job twice; a pass that finds nothing is one indexed
-// read.
-func (n *Node) rescueLoop(ctx context.Context) {
-	tick := n.clock.NewTicker(n.cfg.RescueInterval)
-	defer tick.Stop()
-	for {
-		n.runService(ctx, ServiceRescuer, n.rescue)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.Chan():
-		}
-	}
-}
-
-// rescue returns jobs whose lease expired (their node died or lost the store) to their queue.
-func (n *Node) rescue(ctx context.Context) (int, error) {
-	rows, err := n.cfg.Store.Rescue(ctx, rescueBatch)
-	if err != nil {
-		n.storeError(ctx, "rescue", "", err)
-		return 0, err
-	}
-	for _, row := range rows {
-		n.events.emit(Event{Type: EventJobRescued, Job: row, At: n.clock.Now()})
-	}
-	return len(rows), nil
-}
-
 // listen wakes queues when the store pushes an insert, resubscribing if the subscription ends.
 // ch and err are the first subscription's, which Start made before any queue claimed, so that
 // no insert between a queue's first claim and the subscription goes unheard.
