@@ -127,3 +127,14 @@ func TestSoakSmoke(t *testing.T) {
 		t.Errorf("windows table (%v):\n%s", err, out.String())
 	}
 }
+
+// The bare loop drains every job once: its figure is the limit rota's is read against.
+func TestSQLiteBareDrains(t *testing.T) {
+	res, err := Run(t.Context(), SQLiteBare(t.TempDir()), Drain, Config{Jobs: 1000, Workers: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.System != "sqlite-bare" || res.Jobs != 1000 || res.JobsPerSec <= 0 {
+		t.Fatalf("bare drain: %+v", res)
+	}
+}

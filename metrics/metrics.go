@@ -107,8 +107,10 @@ func (c *Collector) Observe(ev rota.Event) {
 	switch ev.Type {
 	case rota.EventLeaderElected:
 		c.leader.Set(1)
+		c.queues.leading.Store(true)
 	case rota.EventLeaderLost:
 		c.leader.Set(0)
+		c.queues.leading.Store(false)
 	case rota.EventMemoryLow:
 		c.memoryLow.Set(1)
 	case rota.EventMemoryOK:

@@ -83,7 +83,7 @@ rota_node_leader 1
 		t.Fatal(err)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP rota_queue_jobs Jobs in the store by queue and state, read at scrape time at most once every 15 s (cached in between).
+# HELP rota_queue_jobs Jobs in the store by queue and state, read at scrape time at most once every 15 s (cached in between), exported by the leader only.
 # TYPE rota_queue_jobs gauge
 rota_queue_jobs{queue="default",state="available"} 0
 rota_queue_jobs{queue="default",state="cancelled"} 0
@@ -204,7 +204,8 @@ func (s *countingStore) QueueStats(ctx context.Context) ([]store.QueueStats, err
 	return s.Store.QueueStats(ctx)
 }
 
-// Scrapes within QueueStatsEvery of a read serve its counts: the store is not counted per scrape.
+// Only the leader reads queue counts, and scrapes within QueueStatsEvery of a read serve its counts:
+// the store is counted neither per scrape nor per node.
 func TestQueueCountsAreReadOncePerInterval(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rota.db"), sqlite.WithLogger(slog.New(slog.DiscardHandler)))
@@ -218,6 +219,14 @@ func TestQueueCountsAreReadOncePerInterval(t *testing.T) {
 	c.queues.now = func() time.Time { return now }
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
+	// A node that does not lead reads no counts: the leader's are the fleet's.
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if counting.calls != 0 {
+		t.Fatalf("a follower's scrape read the store %d times", counting.calls)
+	}
+	c.Observe(rota.Event{Type: rota.EventLeaderElected})
 	for range 3 {
 		if _, err := reg.Gather(); err != nil {
 			t.Fatal(err)
@@ -232,5 +241,13 @@ func TestQueueCountsAreReadOncePerInterval(t *testing.T) {
 	}
 	if counting.calls != 2 {
 		t.Fatalf("a scrape after the interval did not read again (%d reads)", counting.calls)
+	}
+	c.Observe(rota.Event{Type: rota.EventLeaderLost})
+	now = now.Add(QueueStatsEvery)
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if counting.calls != 2 {
+		t.Fatalf("a scrape after leadership ended read the store (%d reads)", counting.calls)
 	}
 }

@@ -100,7 +100,8 @@ func main() {
 	var results []bench.Result
 	for _, w := range ws {
 		for _, t := range run {
-			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany {
+			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany ||
+				t.drainOnly && w != bench.Drain {
 				continue
 			}
 			runs := []int{*workers}
@@ -169,10 +170,13 @@ type target struct {
 	workOnly bool
 	// noBatch marks a system without batch inserts, which skips insert-many.
 	noBatch bool
+	// drainOnly marks a measure of a limit rather than a job system (sqlite-bare): it runs the
+	// drain only.
+	drainOnly bool
 }
 
 var systemNames = []string{
-	"rota-sqlite", "river-sqlite", "river-sqlite-bench",
+	"rota-sqlite", "sqlite-bare", "river-sqlite", "river-sqlite-bench",
 	"rota-postgres", "river-postgres", "river-postgres-bench",
 	"rota-redis", "asynq-redis", "bullmq-redis",
 }
@@ -194,6 +198,7 @@ func allTargets(s stores) map[string]target {
 	viaRedis := []string{"rota-redis", "rota-postgres"}
 	return map[string]target{
 		"rota-sqlite":          {Target: bench.Rota("rota-sqlite", bench.SQLite(sqliteDir))},
+		"sqlite-bare":          {Target: bench.SQLiteBare(sqliteDir), baselines: []string{"rota-sqlite"}, drainOnly: true},
 		"river-sqlite":         {Target: &riverTarget[*sql.Tx]{name: "river-sqlite", open: riverSQLite(sqliteDir)}, baselines: []string{"rota-sqlite"}},
 		"river-sqlite-bench":   {Target: &riverTarget[*sql.Tx]{name: "river-sqlite-bench", open: riverSQLite(sqliteDir), benchmark: true}, baselines: []string{"rota-sqlite"}, workOnly: true},
 		"rota-postgres":        {Target: bench.Rota("rota-postgres", bench.Postgres(pgURL))},

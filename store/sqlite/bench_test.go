@@ -83,17 +83,31 @@ func BenchmarkInsertOneConcurrent10(b *testing.B) {
 
 // BenchmarkClaimComplete drains b.N waiting jobs the way a node does: claim up to 100, record
 // their outcomes in one call, repeat.
-func BenchmarkClaimComplete(b *testing.B) { benchClaimComplete(b) }
+func BenchmarkClaimComplete(b *testing.B) { benchClaimComplete(b, completed) }
+
+// BenchmarkClaimFail is BenchmarkClaimComplete with every attempt failing: its error appended to
+// the job's with the attempt's node and duration, the job retryable in an hour.
+func BenchmarkClaimFail(b *testing.B) { benchClaimComplete(b, failed) }
+
+func completed(j *store.JobRow) store.Outcome {
+	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+}
+
+func failed(j *store.JobRow) store.Outcome {
+	now := time.Now()
+	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateRetryable, RunAt: now.Add(time.Hour),
+		Error: &store.AttemptError{Attempt: j.Attempt, At: now, Error: "smtp: 451 4.7.1 try again later"}}
+}
 
 // BenchmarkClaimCompleteLimited is BenchmarkClaimComplete on a queue with a limit that never
 // holds a claim back, MaxRunning 100 and a rate: what a claim under limits costs to count and
 // record.
 func BenchmarkClaimCompleteLimited(b *testing.B) {
-	benchClaimComplete(b, store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 100,
+	benchClaimComplete(b, completed, store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 100,
 		Rate: 1 << 30, Period: time.Hour})
 }
 
-func benchClaimComplete(b *testing.B, limits ...store.Limit) {
+func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome, limits ...store.Limit) {
 	s := benchStore(b)
 	for _, l := range limits {
 		if err := s.SetLimit(b.Context(), l); err != nil {
@@ -126,7 +140,7 @@ func benchClaimComplete(b *testing.B, limits ...store.Limit) {
 		}
 		outs = outs[:0]
 		for _, r := range rows {
-			outs = append(outs, store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted})
+			outs = append(outs, outcome(r))
 		}
 		if _, err := s.Complete(b.Context(), outs); err != nil {
 			b.Fatal(err)
