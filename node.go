@@ -128,7 +128,7 @@ type Node struct {
 	singletons singletons
 	memFloor   memFloor
 	startedAt  time.Time
-	counts     *fleetstats.Counter // this node's attempts not yet added to the store
+	counts     *fleetstats.Counter // this node's attempts not yet added to the store; nil if it keeps none
 
 	mu      sync.Mutex
 	running map[int64]*execution
@@ -202,8 +202,10 @@ func NewNode(cfg Config) (*Node, error) {
 		compDone:    make(chan struct{}),
 	}
 	sort.Strings(n.kinds)
-	n.counts = fleetstats.NewCounter(cfg.ID)
-	n.Handle(n.countEvent)
+	if _, ok := cfg.Store.(store.StatsKeeper); ok { // counts nothing will write would only pile up
+		n.counts = fleetstats.NewCounter(cfg.ID)
+		n.Handle(n.countEvent)
+	}
 	n.events.log = newEventLog(n.logger, n.clock).log
 	if cfg.availableMemory == nil {
 		cfg.availableMemory = memory.Available
