@@ -24,8 +24,9 @@ const watchBackstop = 100 * time.Millisecond
 
 // watchRechecks are the delays of the reads that follow a reported write that moved nothing
 // yet (see watchLoop): the commit's last step takes microseconds, unless its process is
-// descheduled between the two.
-var watchRechecks = []time.Duration{200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 25 * time.Millisecond}
+// descheduled between the two. Two, because this Store's own commits are reported too and
+// never move the counter: every one of them is followed by these reads.
+var watchRechecks = []time.Duration{time.Millisecond, 10 * time.Millisecond}
 
 // watchBackoff spaces the watcher's reads while they fail (a file gone, a disk in trouble), so
 // that it does not log a hundred warnings a second; subscribers poll meanwhile.
@@ -90,8 +91,8 @@ func (s *Store) watchLoop(w *watcher, last, lastSeq int64) {
 	failures := 0 // reads failed in a row
 	// A commit writes its last frame to the WAL file, which is reported, and then moves the
 	// counter in the shared-memory index, which is not: a read right after the report can come
-	// between the two. recheck reads again soon after a reported write found no change, a few
-	// times, so that such a commit is not left for the backstop.
+	// between the two. recheck reads again soon after a reported write found no change, twice,
+	// so that such a commit is not left for the backstop.
 	var recheck <-chan time.Time
 	rechecks := 0
 	for {
