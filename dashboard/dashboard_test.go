@@ -237,8 +237,13 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, body = get(t, c, s.url+"/")
-	if !strings.Contains(body, `<td class="num running">1</td>`) {
+	if !strings.Contains(body, `<td class="num running"><a href="/jobs?state=running&amp;owner=node-1">1</a></td>`) {
 		t.Errorf("overview does not count node-1's running job:\n%s", body)
+	}
+	// The count leads to the node's running jobs.
+	_, _, body = get(t, c, s.url+"/jobs?state=running&owner=node-1")
+	if !strings.Contains(body, `id="filter-owner" value="node-1"`) || !strings.Contains(body, `<td>ok</td><td>nightly</td>`) {
+		t.Errorf("node-1's running jobs:\n%s", body)
 	}
 }
 

@@ -8,10 +8,10 @@ import (
 	"github.com/rotahq/rota"
 )
 
-// listFilters reads GET /v1/jobs's tag, schedule, args and created filters into p and checks
+// listFilters reads GET /v1/jobs's tag, schedule, owner, args and created filters into p and checks
 // the whole filter, so that a malformed one is a 400 naming the parameter.
 func listFilters(q url.Values, p *rota.ListParams) error {
-	p.Tag, p.Schedule = q.Get("tag"), q.Get("schedule")
+	p.Tag, p.Schedule, p.Owner = q.Get("tag"), q.Get("schedule"), q.Get("owner")
 	p.ArgsContains = q.Get("args_contains")
 	p.ArgsPath, p.ArgsValue = q.Get("args_path"), q.Get("args_value")
 	var err error

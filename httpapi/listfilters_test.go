@@ -28,10 +28,14 @@ func TestListFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	planned := b.Job.ID + 1
+	if got, err := st.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"greet"}, Max: 1, Owner: "node-x", LeaseFor: time.Minute}); err != nil || len(got) != 1 || got[0].ID != a.Job.ID {
+		t.Fatalf("claim: %v, %v", got, err)
+	}
 	hour := url.QueryEscape(now.Add(-time.Hour).Format(time.RFC3339))
 	for q, want := range map[string][]int64{
 		"tag=billing":                       {a.Job.ID},
 		"schedule=nightly":                  {planned},
+		"owner=node-x":                      {a.Job.ID},
 		"args_contains=acme":                {a.Job.ID},
 		"args_path=account.id&args_value=7": {b.Job.ID},
 		"args_path=account.name&args_value=%22acme%22&tag=billing": {a.Job.ID},

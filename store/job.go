@@ -227,6 +227,8 @@ type ListParams struct {
 	// Tag lists jobs carrying that tag; Schedule those a cron schedule of that name planned.
 	Tag      string
 	Schedule string
+	// Owner lists the jobs a node holds: those running under its claim, by the node's id.
+	Owner string
 	// ArgsContains lists jobs whose args, as JSON text, contain it (case-sensitive).
 	ArgsContains string
 	// ArgsPath and ArgsValue list jobs whose args hold, at the dot-separated object keys of

@@ -20,6 +20,7 @@ type listFlags struct {
 func (f *listFlags) register(fs *pflag.FlagSet, p *rota.ListParams) {
 	fs.StringVar(&p.Tag, "tag", "", "only jobs carrying this tag")
 	fs.StringVar(&p.Schedule, "schedule", "", "only jobs this cron schedule planned")
+	fs.StringVar(&p.Owner, "owner", "", "only jobs running on this node (its id, as rota status lists it)")
 	fs.StringVar(&p.ArgsContains, "args-contains", "", "only jobs whose args' JSON text contains this (case-sensitive)")
 	fs.StringVar(&f.argsPath, "args-path", "", `only jobs whose args hold VALUE (JSON: 42, '"acme"', true) at PATH (keys separated by dots), as PATH=VALUE`)
 	fs.StringVar(&f.createdAfter, "created-after", "", "only jobs created at or after this time (RFC 3339, or a duration ago such as 2h)")

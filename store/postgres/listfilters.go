@@ -14,6 +14,9 @@ func listFilters(p store.ListParams, arg func(any) string) []string {
 	if p.Schedule != "" {
 		where = append(where, "schedule = "+arg(p.Schedule))
 	}
+	if p.Owner != "" {
+		where = append(where, "owner = "+arg(p.Owner))
+	}
 	if p.ArgsContains != "" {
 		// args is json, not jsonb: its text is the text inserted, as in the other stores.
 		where = append(where, "strpos(args::text, "+arg(p.ArgsContains)+") > 0")

@@ -10,7 +10,7 @@ import (
 
 // List merges the id-ordered (state, queue) index sets the filters name, so State and Queue
 // filters never scan; a Workflow filter reads that workflow's steps alone. No index serves
-// Kind, Tag, Schedule, the args filters or the created range (nor a State or Queue filter with a
+// Kind, Tag, Schedule, Owner, the args filters or the created range (nor a State or Queue filter with a
 // Workflow): the script walks those sets in id order and reads each job's hash, at most 2000
 // jobs per script so that one call never holds Redis long, and List calls again from the
 // script's cursor until the page is full or the sets end. A page of a rare match therefore
@@ -39,7 +39,7 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		}
 		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out), p.Workflow,
 			p.Tag, p.Schedule, p.ArgsContains, p.ArgsPath, p.ArgsValue,
-			microsOrEmpty(p.CreatedAfter), microsOrEmpty(p.CreatedBefore))
+			microsOrEmpty(p.CreatedAfter), microsOrEmpty(p.CreatedBefore), p.Owner)
 		v, err := s.run(ctx, scriptList, args...)
 		if err != nil {
 			return nil, err

@@ -30,6 +30,9 @@ func listFilters(p store.ListParams) (where []string, args []any) {
 	if p.Schedule != "" {
 		add(`schedule = ?`, p.Schedule)
 	}
+	if p.Owner != "" {
+		add(`owner = ?`, p.Owner)
+	}
 	if p.ArgsContains != "" {
 		add(`instr(args, ?) > 0`, p.ArgsContains)
 	}

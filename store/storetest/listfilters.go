@@ -14,6 +14,7 @@ import (
 var listFilterTests = map[string]func(*testing.T, *env){
 	"Tag":          testListTag,
 	"Schedule":     testListSchedule,
+	"Owner":        testListOwner,
 	"ArgsContains": testListArgsContains,
 	"ArgsPath":     testListArgsPath,
 	"Created":      testListCreated,
@@ -51,6 +52,21 @@ func testListTag(t *testing.T, e *env) {
 	wantIDs(t, e, store.ListParams{Tag: "blue"}, js[0].ID, js[2].ID)
 	wantIDs(t, e, store.ListParams{Tag: "red"}, js[0].ID)
 	wantIDs(t, e, store.ListParams{Tag: "green"})
+}
+
+// Owner lists the jobs running under a node's claim, and not those it ran before.
+func testListOwner(t *testing.T, e *env) {
+	e.insert(job("k"), job("k"), job("k"), job("k"))
+	mine := e.claimParams(store.ClaimParams{Queue: "default", Kinds: kinds, Max: 2, Owner: "node-a", LeaseFor: time.Minute})
+	other := e.claimParams(store.ClaimParams{Queue: "default", Kinds: kinds, Max: 1, Owner: "node-b", LeaseFor: time.Minute})
+	if len(mine) != 2 || len(other) != 1 {
+		t.Fatalf("claimed %d and %d jobs, want 2 and 1", len(mine), len(other))
+	}
+	wantIDs(t, e, store.ListParams{Owner: "node-a"}, mine[0].ID, mine[1].ID)
+	wantIDs(t, e, store.ListParams{Owner: "node-b", States: []store.State{store.StateRunning}}, other[0].ID)
+	e.complete(store.Outcome{ID: mine[0].ID, Fence: mine[0].Fence, State: store.StateCompleted})
+	wantIDs(t, e, store.ListParams{Owner: "node-a"}, mine[1].ID)
+	wantIDs(t, e, store.ListParams{Owner: "node-c"})
 }
 
 func testListSchedule(t *testing.T, e *env) {

@@ -1,7 +1,7 @@
 #!ro
 -- list: ARGV[4] number of states, the states, then queue, kind, after id ('' for none), desc
 -- ('1'), limit, workflow, tag, schedule, args substring, args path (dot-separated keys), args
--- value (JSON), created after and created before (microseconds, '' for none). Merges the
+-- value (JSON), created after and created before (microseconds, '' for none), owner. Merges the
 -- id-ordered (state, queue) sets, or reads the workflow's id-ordered set of steps; with a filter
 -- those do not serve, it examines at most 2000 jobs and returns a cursor to go on from ('' when
 -- done).
@@ -15,6 +15,7 @@ local queue, kind, cursor, desc, limit = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV
 local workflow = ARGV[b + 5]
 local tag, schedule, contains, path, value = ARGV[b + 6], ARGV[b + 7], ARGV[b + 8], ARGV[b + 9], ARGV[b + 10]
 local cafter, cbefore = tonumber(ARGV[b + 11]), tonumber(ARGV[b + 12])
+local owner = ARGV[b + 13]
 local segs, want
 if path ~= '' then
   segs = {}
@@ -39,7 +40,7 @@ else
     end
   end
 end
-local fields = tag ~= '' or schedule ~= '' or contains ~= '' or segs or cafter or cbefore
+local fields = tag ~= '' or schedule ~= '' or contains ~= '' or segs or cafter or cbefore or owner ~= ''
 local filtered = kind ~= '' or (workflow ~= '' and (wanted or queue ~= '')) or fields
 -- hasTag reports whether the JSON array of tags t holds tag.
 local function hasTag(t)
@@ -61,8 +62,9 @@ local function atPath(a)
   end
   return type(v) == type(want) and v == want
 end
--- matchesFields applies the filters on a job's tags, schedule, args and creation time.
+-- matchesFields applies the filters on a job's tags, schedule, args, creation time and owner.
 local function matchesFields(v)
+  if owner ~= '' and v[8] ~= owner then return false end
   if tag ~= '' and not hasTag(v[4]) then return false end
   if schedule ~= '' and v[5] ~= schedule then return false end
   if contains ~= '' and not string.find(v[6] or '', contains, 1, true) then return false end
@@ -75,7 +77,7 @@ end
 -- matches applies the filters the streams do not.
 local function matches(id)
   if not filtered then return true end
-  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q', 'T', 'sc', 'A', 'c')
+  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q', 'T', 'sc', 'A', 'c', 'o')
   if kind ~= '' and v[1] ~= kind then return false end
   if fields and not matchesFields(v) then return false end
   if workflow == '' then return true end
