@@ -173,10 +173,25 @@ func checkFields(values []string) error {
 			}
 		}
 		if _, err := f.parser.Parse(v); err != nil {
-			return fmt.Errorf("%s field %q: %w", f.name, v, err)
+			return fmt.Errorf("%s field %q: %s", f.name, v, fieldReason(f.name, err))
 		}
 	}
 	return nil
+}
+
+// fieldReason is robfig's reason for refusing a field, in the terms of the forms Parse takes:
+// robfig knows 0-6 for the days of the week where Parse takes 7 for Sunday too, and it reports a
+// word it does not know with Go's number parser's error.
+func fieldReason(field string, err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "failed to parse int from "); i >= 0 {
+		word, _, _ := strings.Cut(msg[i+len("failed to parse int from "):], ":")
+		return fmt.Sprintf("%q is not a number or a name (JAN, MON); the day fields also take L, 5L and 1#2", word)
+	}
+	if field == "day-of-week" {
+		msg = strings.Replace(msg, "above maximum (6)", "above maximum (7, which is Sunday as 0 is)", 1)
+	}
+	return msg
 }
 
 // daysIn is the most days each month can have, leap years included.

@@ -44,10 +44,13 @@ func TestJobPageShowsAttempts(t *testing.T) {
 		return body
 	}
 
-	end(claim("node-x"), store.Outcome{State: store.StateRetryable, Error: &store.AttemptError{Error: "first try failed"}})
+	// A failed program's attempt keeps the end of its stdout and of its stderr (builtin exec).
+	end(claim("node-x"), store.Outcome{State: store.StateRetryable, Error: &store.AttemptError{Error: "first try failed",
+		Trace: "stdout:\nOUT-TEXT\n\nstderr:\nERR-TEXT"}})
 	running := claim("node-y")
 	body := page()
-	for _, want := range []string{`<td class="node">node-x</td>`, "first try failed", "running on node-y for"} {
+	for _, want := range []string{`<td class="node">node-x</td>`, "first try failed", "running on node-y for",
+		`<summary>details: stack or program output</summary><pre>stdout:` + "\nOUT-TEXT\n\nstderr:\nERR-TEXT</pre>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("running job's page lacks %q:\n%s", want, body)
 		}

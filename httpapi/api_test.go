@@ -422,6 +422,26 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 	}
 }
 
+// Args read back as they were sent: no HTML escapes of <, > and &.
+func TestArgsReadBackAsSent(t *testing.T) {
+	s := newServer(t)
+	var in inserted
+	if code := s.call(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"q":"a>b&c<d"}}`, &in); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("enqueue: %d", code)
+	}
+	req, _ := http.NewRequest("GET", s.url+"/v1/jobs/"+itoa(in.Job.ID), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `{"q":"a>b&c<d"}`) {
+		t.Fatalf("the job reads back as %s", body)
+	}
+}
+
 // GET /v1/stats sums every node's counts in the store: here two nodes' rows of this minute.
 func TestStatsSumTheFleet(t *testing.T) {
 	s := newServer(t)

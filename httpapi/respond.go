@@ -22,8 +22,11 @@ type errorBody struct {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	// Compact, so that args and results read back byte for byte as they were stored.
-	_ = json.NewEncoder(w).Encode(v) // the status is sent; a failed write means the caller left
+	// Compact and without HTML escapes, so that args and results read back byte for byte as they
+	// were stored: `a>b&c`, not `a\u003eb\u0026c` (this is JSON for programs, never HTML).
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the status is sent; a failed write means the caller left
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
