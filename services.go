@@ -102,7 +102,7 @@ func (n *Node) nodeInfo() store.NodeInfo {
 		queues[i] = q.name
 	}
 	return store.NodeInfo{ID: n.cfg.ID, Host: host, PID: os.Getpid(), Version: n.cfg.Version, Queues: queues,
-		Kinds: n.kinds, StartedAt: n.startedAt}
+		Kinds: n.kinds, StartedAt: n.startedAt, RegisterEvery: n.cfg.RegisterInterval}
 }
 
 // storeNow is the store's time where the store keeps one (a node registry: PostgreSQL's and

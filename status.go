@@ -35,8 +35,9 @@ type NodeStatus struct {
 	Stale bool `json:"stale"`
 }
 
-// StatusStaleAfter is how long a node may go unseen before Status calls it stale: two of the
-// default registration intervals.
+// StatusStaleAfter is how long a node may go unseen before Status calls it stale when it did not
+// say how often it registers (NodeInfo.RegisterEvery; otherwise two of its own intervals): two of
+// the default registration intervals.
 const StatusStaleAfter = 2 * RegisterIntervalDefault
 
 // Warning is a reason jobs wait that no live node will run.
@@ -84,7 +85,11 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		return nil, fmtErr("status: nodes", err)
 	}
 	for _, n := range nodes {
-		st.Nodes = append(st.Nodes, NodeStatus{NodeInfo: n, Stale: now.Sub(n.LastSeen) > StatusStaleAfter})
+		stale := StatusStaleAfter
+		if n.RegisterEvery > 0 {
+			stale = 2 * n.RegisterEvery
+		}
+		st.Nodes = append(st.Nodes, NodeStatus{NodeInfo: n, Stale: now.Sub(n.LastSeen) > stale})
 	}
 	if st.Queues, err = c.store.QueueStats(ctx); err != nil {
 		return nil, fmtErr("status: queues", err)

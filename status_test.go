@@ -74,3 +74,29 @@ func TestStatusMarksStaleNodesAndWarnsOfWorkNobodyRuns(t *testing.T) {
 		}
 	}
 }
+
+// A node is stale after two of its own registration intervals: one that registers every
+// minute is not stale 30 s after it was seen, one of the default interval is.
+func TestStaleIsTwoOfTheNodesOwnIntervals(t *testing.T) {
+	ctx := t.Context()
+	clock := clockwork.NewFakeClockAt(epoch)
+	st := openStore(t, clock)
+	c := NewClient(st, &ClientConfig{Clock: clock})
+	for id, every := range map[string]time.Duration{"slow": time.Minute, "default": RegisterIntervalDefault, "unsaid": 0} {
+		if err := st.RegisterNode(ctx, store.NodeInfo{ID: id, StartedAt: clock.Now(), RegisterEvery: every}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(30 * time.Second)
+	s, err := c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := map[string]bool{}
+	for _, n := range s.Nodes {
+		stale[n.ID] = n.Stale
+	}
+	if stale["slow"] || !stale["default"] || !stale["unsaid"] {
+		t.Fatalf("stale after 30 s: %v; want default and unsaid, not slow (registers every minute)", stale)
+	}
+}

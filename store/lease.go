@@ -40,6 +40,9 @@ type NodeInfo struct {
 	// Kinds are the job kinds the node has workers for.
 	Kinds     []string  `json:"kinds"`
 	StartedAt time.Time `json:"started_at"`
+	// RegisterEvery is how often the node refreshes its row: a node unseen for two of them is
+	// stale. Zero when the node did not say.
+	RegisterEvery time.Duration `json:"register_every_ns,omitempty"`
 	// LastSeen is set by the store, from its clock, on every RegisterNode.
 	LastSeen time.Time `json:"last_seen"`
 }

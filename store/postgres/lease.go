@@ -94,12 +94,12 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 		kinds = []string{}
 	}
 	_, err := s.pool.Exec(ctx, s.sql(`
-		INSERT INTO {schema}.nodes (id, host, pid, version, queues, kinds, started_at, last_seen)
-		VALUES ($2, $3, $4, $5, $6, $8, $7, {now})
+		INSERT INTO {schema}.nodes (id, host, pid, version, queues, kinds, started_at, last_seen, register_every)
+		VALUES ($2, $3, $4, $5, $6, $8, $7, {now}, $9)
 		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
 			version = excluded.version, queues = excluded.queues, kinds = excluded.kinds,
-			started_at = excluded.started_at, last_seen = excluded.last_seen`),
-		s.now(), n.ID, n.Host, n.PID, n.Version, queues, n.StartedAt, kinds)
+			started_at = excluded.started_at, last_seen = excluded.last_seen, register_every = excluded.register_every`),
+		s.now(), n.ID, n.Host, n.PID, n.Version, queues, n.StartedAt, kinds, int64(n.RegisterEvery))
 	if err != nil {
 		return fmt.Errorf("postgres: register node %q: %w", n.ID, err)
 	}
@@ -108,14 +108,16 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen
+	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every
 		FROM {schema}.nodes ORDER BY last_seen DESC, id`))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list nodes: %w", err)
 	}
 	nodes, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (store.NodeInfo, error) {
 		var n store.NodeInfo
-		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.Kinds, &n.StartedAt, &n.LastSeen)
+		var every int64
+		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.Kinds, &n.StartedAt, &n.LastSeen, &every)
+		n.RegisterEvery = time.Duration(every)
 		if len(n.Queues) == 0 {
 			n.Queues = nil
 		}

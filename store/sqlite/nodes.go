@@ -21,12 +21,12 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 		kinds = []string{}
 	}
 	err := s.write(ctx, func(t *wtx) error {
-		_, err := t.exec(`INSERT INTO nodes (id, host, pid, version, queues, kinds, started_at, last_seen)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := t.exec(`INSERT INTO nodes (id, host, pid, version, queues, kinds, started_at, last_seen, register_every)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
 				version = excluded.version, queues = excluded.queues, kinds = excluded.kinds,
-				started_at = excluded.started_at, last_seen = excluded.last_seen`,
-			n.ID, n.Host, n.PID, n.Version, jsonText(queues), jsonText(kinds), micros(n.StartedAt), micros(t.now))
+				started_at = excluded.started_at, last_seen = excluded.last_seen, register_every = excluded.register_every`,
+			n.ID, n.Host, n.PID, n.Version, jsonText(queues), jsonText(kinds), micros(n.StartedAt), micros(t.now), int64(n.RegisterEvery))
 		return err
 	})
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, kinds, started_at, last_seen
+	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every
 		FROM nodes ORDER BY last_seen DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
@@ -47,8 +47,8 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 	for rows.Next() {
 		var n store.NodeInfo
 		var queues, kinds string
-		var started, seen int64
-		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &kinds, &started, &seen); err != nil {
+		var started, seen, every int64
+		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &kinds, &started, &seen, &every); err != nil {
 			return nil, fmt.Errorf("sqlite: list nodes: %w", err)
 		}
 		if err := json.Unmarshal([]byte(queues), &n.Queues); err != nil {
@@ -63,7 +63,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 		if len(n.Kinds) == 0 {
 			n.Kinds = nil
 		}
-		n.StartedAt, n.LastSeen = fromMicros(started), fromMicros(seen)
+		n.StartedAt, n.LastSeen, n.RegisterEvery = fromMicros(started), fromMicros(seen), time.Duration(every)
 		out = append(out, n)
 	}
 	if err := rows.Err(); err != nil {

@@ -109,7 +109,8 @@ func testNodes(t *testing.T, e *env) {
 	}
 	register := func(id string, queues ...string) {
 		t.Helper()
-		n := store.NodeInfo{ID: id, Host: "h-" + id, PID: 42, Version: "v1", Queues: queues, Kinds: []string{"email", "report"}, StartedAt: epoch}
+		n := store.NodeInfo{ID: id, Host: "h-" + id, PID: 42, Version: "v1", Queues: queues, Kinds: []string{"email", "report"},
+			StartedAt: epoch, RegisterEvery: 25 * time.Second}
 		if err := reg.RegisterNode(e.ctx, n); err != nil {
 			t.Fatalf("RegisterNode: %v", err)
 		}
@@ -139,7 +140,7 @@ func testNodes(t *testing.T, e *env) {
 	}
 	a := nodes[0]
 	if a.Host != "h-a" || a.PID != 42 || a.Version != "v1" || !slices.Equal(a.Queues, []string{"default"}) ||
-		!slices.Equal(a.Kinds, []string{"email", "report"}) {
+		!slices.Equal(a.Kinds, []string{"email", "report"}) || a.RegisterEvery != 25*time.Second {
 		t.Errorf("node a: %+v", a)
 	}
 	wantTime(t, "StartedAt", a.StartedAt, epoch)

@@ -1,0 +1,3 @@
+-- 011: how often a node refreshes its row (store.NodeInfo.RegisterEvery), in nanoseconds: a
+-- node unseen for two of its own intervals is stale, whatever interval it runs with.
+ALTER TABLE {schema}.nodes ADD COLUMN register_every bigint NOT NULL DEFAULT 0;
