@@ -12,16 +12,19 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/browsertest"
 	"github.com/rotahq/rota/store"
 )
 
-// screenshots names the directory TestFleetOverviewInABrowser writes its picture of the overview
-// to, for the docs: go test ./dashboard -run FleetOverview -args -screenshots ../docs/img
-var screenshots = flag.String("screenshots", "", "write the overview's screenshot to this directory")
+// screenshots names the directory TestFleetOverviewInABrowser writes its pictures of the overview,
+// a failed job and a workflow to, for the docs:
+// go test ./dashboard -run FleetOverview -args -screenshots ../docs/img
+var screenshots = flag.String("screenshots", "", "write the pages' screenshots to this directory")
 
 // The overview draws the fleet's last hour from every node's counts: three nodes' rows, summed,
-// in the chart and in the tables by queue and by kind.
+// in the chart and in the tables by queue and by kind. Then a failed job's page and a workflow's,
+// as the docs show them.
 func TestFleetOverviewInABrowser(t *testing.T) {
 	s := newSite(t)
 	ctx := browsertest.Context(t)
@@ -75,6 +78,44 @@ func TestFleetOverviewInABrowser(t *testing.T) {
 	if len(mail) < 2 || mail[1] != itoa(mailed) {
 		t.Fatalf("the table by queue reads %q for mail, want %d completed", mail, mailed)
 	}
+	shoot(t, ctx, "dashboard-overview.png")
+
+	// A failed job's page: its attempts, with the node that ran each and the error.
+	failed, err := s.client.Insert(context.Background(), boomArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.await(t, rota.EventJobFailed)
+	step(t, ctx, "open the failed job",
+		chromedp.Navigate(s.url+"/jobs/"+itoa(failed.Job.ID)), chromedp.WaitVisible(chromedp.CSS("#attempts td.node")))
+	if row := text(t, ctx, chromedp.ID("attempts")); !strings.Contains(row, "disk on fire") || !strings.Contains(row, "node-1") {
+		t.Fatalf("the failed job's attempts read %q", row)
+	}
+	shoot(t, ctx, "dashboard-job.png")
+
+	// A workflow's page: its graph, a box per step.
+	wf := rota.NewWorkflow()
+	parked := &rota.InsertOpts{Queue: "parked"} // no node serves it: the steps stay as inserted
+	wf.Add("fetch-a", okArgs{}, parked)
+	wf.Add("fetch-b", okArgs{}, parked)
+	wf.Add("merge", okArgs{}, parked).After("fetch-a", "fetch-b")
+	wf.Add("mail", okArgs{}, parked).After("merge")
+	res, err := s.client.InsertWorkflow(context.Background(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "open the workflow",
+		chromedp.Navigate(s.url+"/workflows/"+res.ID), chromedp.WaitVisible(chromedp.ID("graph")))
+	boxes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#graph .box").length`))
+	if err != nil || boxes != 4 {
+		t.Fatalf("the graph has %d boxes (%v), want one per step", boxes, err)
+	}
+	shoot(t, ctx, "dashboard-workflow.png")
+}
+
+// shoot writes a screenshot of the page to the -screenshots directory, if one was named.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	if *screenshots == "" {
 		return
 	}
@@ -85,7 +126,7 @@ func TestFleetOverviewInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(*screenshots, "dashboard-overview.png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(*screenshots, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
