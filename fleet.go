@@ -67,12 +67,9 @@ func (c *Client) FleetStats(ctx context.Context, window time.Duration) (*FleetSt
 		return nil, fmt.Errorf("rota: fleet stats: %w", ErrNoStats)
 	}
 	minutes := max(int(window/time.Minute), 1)
-	now := c.clock.Now()
-	if reg, ok := c.store.(store.NodeRegistry); ok {
-		var err error
-		if now, err = reg.Now(ctx); err != nil {
-			return nil, fmtErr("fleet stats", err)
-		}
+	now, err := storeTime(ctx, c.store, c.clock)
+	if err != nil {
+		return nil, fmtErr("fleet stats", err)
 	}
 	since := now.Truncate(time.Minute).Add(-time.Duration(minutes-1) * time.Minute)
 	rows, err := keeper.Stats(ctx, since)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota/internal/leader"
 	"github.com/rotahq/rota/internal/maintenance"
 	"github.com/rotahq/rota/internal/planner"
@@ -105,12 +107,18 @@ func (n *Node) nodeInfo() store.NodeInfo {
 		Kinds: n.kinds, StartedAt: n.startedAt, RegisterEvery: n.cfg.RegisterInterval}
 }
 
-// storeNow is the store's time where the store keeps one (a node registry: PostgreSQL's and
-// Redis' server clocks), else this node's. A job's finalized time is the store's: a node whose
-// clock runs ahead would otherwise prune jobs before their retention is over.
+// storeNow is the store's time for the node's pruner (see storeTime). A job's finalized time is
+// the store's: a node whose clock runs ahead would otherwise prune jobs before their retention
+// is over.
 func (n *Node) storeNow(ctx context.Context) (time.Time, error) {
-	if reg, ok := n.cfg.Store.(store.NodeRegistry); ok {
+	return storeTime(ctx, n.cfg.Store, n.clock)
+}
+
+// storeTime is s's time where it keeps one (a node registry: PostgreSQL's and Redis' server
+// clocks), else clock's.
+func storeTime(ctx context.Context, s store.Store, clock clockwork.Clock) (time.Time, error) {
+	if reg, ok := s.(store.NodeRegistry); ok {
 		return reg.Now(ctx)
 	}
-	return n.clock.Now(), nil
+	return clock.Now(), nil
 }

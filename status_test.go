@@ -44,10 +44,7 @@ func TestStatusMarksStaleNodesAndWarnsOfWorkNobodyRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := map[string]bool{}
-	for _, n := range s.Nodes {
-		stale[n.ID] = n.Stale
-	}
+	stale := staleByID(s)
 	if !stale["dead"] || stale["live"] || len(stale) != 2 {
 		t.Fatalf("stale nodes %v, want dead only", stale)
 	}
@@ -92,11 +89,17 @@ func TestStaleIsTwoOfTheNodesOwnIntervals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := map[string]bool{}
-	for _, n := range s.Nodes {
-		stale[n.ID] = n.Stale
-	}
+	stale := staleByID(s)
 	if stale["slow"] || !stale["default"] || !stale["unsaid"] {
 		t.Fatalf("stale after 30 s: %v; want default and unsaid, not slow (registers every minute)", stale)
 	}
+}
+
+// staleByID says, for each node of s, whether it is stale.
+func staleByID(s *Status) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range s.Nodes {
+		out[n.ID] = n.Stale
+	}
+	return out
 }
