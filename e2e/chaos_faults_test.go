@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -48,10 +49,18 @@ type fault struct {
 	heal   func(t *testing.T)
 	// minHold is how long the fault must last to be the fault it is named for.
 	minHold time.Duration
-	// node says that the fault is of a node, healed after the store's: a node started again
-	// while its store is down or full exits at once.
-	node bool
+	// heal orders the heals of one step, lowest first: the store's, then a stopped node's
+	// SIGCONT, then a node's new start. A node started again while its store is down or full
+	// exits at once, and on SQLite a stopped node may hold the write lock the new one needs.
+	healOrder int
 }
+
+// The heal orders of fault kinds.
+const (
+	healStore = iota
+	healResume
+	healStart
+)
 
 // nodeFault names the faults that act on one node.
 var nodeFault = map[string]bool{"kill": true, "pause": true, "restart": true}
@@ -108,7 +117,7 @@ func (f *faults) step(t *testing.T) {
 		p.inject(t)
 	}
 	time.Sleep(hold)
-	slices.SortStableFunc(picked, func(a, b fault) int { return compareBool(a.node, b.node) })
+	slices.SortStableFunc(picked, func(a, b fault) int { return cmp.Compare(a.healOrder, b.healOrder) })
 	for _, p := range picked {
 		p.heal(t)
 	}
@@ -133,18 +142,18 @@ func (f *faults) make(kind string, used map[int]bool) fault {
 		used[slot] = true
 		return fault{name: fmt.Sprintf("SIGKILL %s%s", f.slots[slot].id, f.leaderMark(slot)),
 			inject: func(t *testing.T) { f.slots[slot].kill(t) },
-			heal:   func(t *testing.T) { f.slots[slot] = f.env.startChaosNode(t, f.nodeID(slot)) }, node: true}
+			heal:   func(t *testing.T) { f.slots[slot] = f.env.startChaosNode(t, f.nodeID(slot)) }, healOrder: healStart}
 	case "pause":
 		used[slot] = true
 		return fault{name: fmt.Sprintf("SIGSTOP %s%s past its job lease", f.slots[slot].id, f.leaderMark(slot)),
 			inject:  func(t *testing.T) { f.slots[slot].signal(t, syscall.SIGSTOP) },
 			heal:    func(t *testing.T) { f.slots[slot].signal(t, syscall.SIGCONT) },
-			minHold: pastLease, node: true}
+			minHold: pastLease, healOrder: healResume}
 	case "restart":
 		used[slot] = true
 		return fault{name: fmt.Sprintf("graceful restart of %s%s", f.slots[slot].id, f.leaderMark(slot)),
 			inject: func(t *testing.T) { f.slots[slot].stopGracefully(t) },
-			heal:   func(t *testing.T) { f.slots[slot] = f.env.startChaosNode(t, f.nodeID(slot)) }, node: true}
+			heal:   func(t *testing.T) { f.slots[slot] = f.env.startChaosNode(t, f.nodeID(slot)) }, healOrder: healStart}
 	case "cut":
 		return fault{name: "store connections cut",
 			inject: func(t *testing.T) { f.env.proxy.cut(time.Hour) },
@@ -196,15 +205,4 @@ func (f *faults) healAll(t *testing.T) {
 			f.slots[i] = f.env.startChaosNode(t, f.nodeID(i))
 		}
 	}
-}
-
-// compareBool orders false before true.
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
