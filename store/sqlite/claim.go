@@ -53,6 +53,9 @@ const candidatesSQL = `SELECT id FROM jobs INDEXED BY jobs_claim
 	ORDER BY ` + claimorder.SQL + `
 	LIMIT :limit`
 
+// claimSQLs and expireSQLs are claimSQL and expireSQL with the limit written in (see byLimit).
+var claimSQLs, expireSQLs = newByLimit(claimSQL), newByLimit(expireSQL)
+
 // claimSQL claims the live jobs among the candidates. Expired ones are left for expireSQL.
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
 		owner = :owner, attempted_by = :owner, lease_until = :lease, attempted_at = :now
@@ -118,8 +121,9 @@ func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c coun
 	var out []*store.JobRow
 	for len(out) < p.Max {
 		want := p.Max - len(out)
-		rows, err := t.query(claimSQL, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
-			sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds), sql.Named("limit", want))
+		query, args := claimSQLs.limited(want, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
+			sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds))
+		rows, err := t.query(query, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -156,8 +160,8 @@ func gates(t *wtx, queue string) (paused, mayLimit bool, err error) {
 }
 
 func expire(t *wtx, p store.ClaimParams, kinds string, now int64, limit int) (int, error) {
-	rows, err := t.query(expireSQL, sql.Named("now", now), sql.Named("queue", p.Queue),
-		sql.Named("kinds", kinds), sql.Named("limit", limit))
+	query, args := expireSQLs.limited(limit, sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds))
+	rows, err := t.query(query, args...)
 	if err != nil {
 		return 0, err
 	}

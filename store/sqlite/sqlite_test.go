@@ -157,3 +157,30 @@ func TestReopenTakesNoWriteLock(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A claim whose size changes from one call to the next (as the workers free at each moment do)
+// takes exactly what it asks for, whether its limit is written into the statement (up to 256) or bound.
+func TestClaimSizesChangingTakeWhatTheyAsk(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "rota.db"))
+	ps := make([]store.InsertParams, 600)
+	for i := range ps {
+		ps[i] = job()
+	}
+	if _, err := s.Insert(t.Context(), ps); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range []int{3, 87, 3, 300, 1, 87} {
+		rows, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: n, Owner: "n", LeaseFor: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != n {
+			t.Errorf("claim of %d took %d", n, len(rows))
+		}
+		total += len(rows)
+	}
+	if total != 3+87+3+300+1+87 {
+		t.Errorf("claimed %d in all", total)
+	}
+}
