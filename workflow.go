@@ -259,8 +259,9 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, erro
 }
 
 // RetryWorkflow runs the steps of workflow id that failed (discarded, cancelled, expired) again,
-// in order: the first failed ones now, those after them once they complete. It returns the
-// steps it changed.
+// in order: the first failed ones now, those after them once they complete. A step waiting for a
+// job outside the workflow that ended without completing stays as it is, with the steps after
+// it: retry that job first. It returns the steps it changed.
 func (c *Client) RetryWorkflow(ctx context.Context, id string) ([]*JobRow, error) {
 	rows, err := c.store.RetryWorkflow(ctx, id)
 	if err != nil {

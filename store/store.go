@@ -109,8 +109,10 @@ type Store interface {
 	// dependencies give: each such step waits again (pending) for those of its dependencies that
 	// have not completed, counting the steps retried with it, and is available now when it
 	// waits for none; a step whose attempts are used up gets one more. Running, waiting and
-	// completed steps are left as they are. It returns the steps it changed, as they now are; an
-	// unknown workflow gives ErrNotFound.
+	// completed steps are left as they are, and so is a step that would wait for a job that
+	// ended without completing and does not run again (outside the workflow), with the steps
+	// that wait for it. It returns the steps it changed, as they now are; an unknown workflow
+	// gives ErrNotFound.
 	RetryWorkflow(ctx context.Context, workflow string) ([]*JobRow, error)
 
 	// QueueStats counts jobs per state for every queue that has jobs or is paused.

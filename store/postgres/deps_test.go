@@ -14,6 +14,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/retryplan"
 	"github.com/rotahq/rota/store/storetest"
 )
 
@@ -275,17 +276,17 @@ func TestCrosswiseEndsDoNotDeadlock(t *testing.T) {
 // jobs waits for those.
 func TestPlanRetry(t *testing.T) {
 	const outsideFailed, outsideRunning = 100, 101
-	steps := []wfStep{
-		{id: 1, state: store.StateDiscarded},
-		{id: 2, state: store.StateCancelled, dependsOn: []int64{1, outsideRunning, 1}},
-		{id: 3, state: store.StateCancelled, dependsOn: []int64{outsideFailed}},
-		{id: 4, state: store.StateCancelled, dependsOn: []int64{3}},
-		{id: 5, state: store.StateCancelled, dependsOn: []int64{3, 2}, ignore: true},
-		{id: 6, state: store.StateCompleted},
+	steps := []retryplan.Step{
+		{ID: 1, State: store.StateDiscarded},
+		{ID: 2, State: store.StateCancelled, DependsOn: []int64{1, outsideRunning, 1}},
+		{ID: 3, State: store.StateCancelled, DependsOn: []int64{outsideFailed}},
+		{ID: 4, State: store.StateCancelled, DependsOn: []int64{3}},
+		{ID: 5, State: store.StateCancelled, DependsOn: []int64{3, 2}, IgnoreFailed: true},
+		{ID: 6, State: store.StateCompleted},
 	}
 	states := map[int64]store.State{outsideFailed: store.StateDiscarded, outsideRunning: store.StateRunning}
 	for _, st := range steps {
-		states[st.id] = st.state
+		states[st.ID] = st.State
 	}
 	p := planRetry(steps, states)
 	if !slices.Equal(p.ids, []int64{1, 2, 5}) || !slices.Equal(p.waits, []int32{0, 2, 1}) || !slices.Equal(p.awaited, []bool{true, true, false}) {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/retryplan"
 )
 
 // workflowStepsSQL locks the steps of the workflow $1, in id order.
@@ -54,14 +55,6 @@ retried AS (
 )
 SELECT ` + jobColumns + ` FROM retried ORDER BY id`
 
-// wfStep is a step of a workflow as RetryWorkflow reads it.
-type wfStep struct {
-	id        int64
-	state     store.State
-	dependsOn []int64
-	ignore    bool
-}
-
 // retryPlan is what RetryWorkflow changes.
 type retryPlan struct {
 	ids     []int64 // the steps run again
@@ -72,53 +65,31 @@ type retryPlan struct {
 	marked                               []int64 // jobs not run again that gain a dependent
 }
 
-// planRetry decides which of steps run again and what each waits for, given the states of the
-// jobs they name (a job missing from states was deleted). The steps that ended without
-// completing run again, except one that waits for a job that ended without completing and does
-// not run again (outside the workflow): it would end cancelled again at once, and stays as it
-// is, and so in turn do those that wait for it. A step waits for the jobs it names that run
-// again or have not ended; the others have ended as it needs.
-func planRetry(steps []wfStep, states map[int64]store.State) retryPlan {
-	again := make(map[int64]bool)
-	for _, st := range steps {
-		again[st.id] = st.state.Final() && st.state != store.StateCompleted
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, st := range steps {
-			if !again[st.id] {
-				continue
-			}
-			for _, dep := range st.dependsOn {
-				if state, ok := states[dep]; ok && !again[dep] && state.Final() && store.WaitsFor(state, st.ignore) {
-					again[st.id], changed = false, true
-					break
-				}
-			}
-		}
-	}
+// planRetry decides which of steps run again (retryplan.Again) and what each waits for, given
+// the states of the jobs they name.
+func planRetry(steps []retryplan.Step, states map[int64]store.State) retryPlan {
+	again := retryplan.Again(steps, states)
 	var p retryPlan
 	awaited := make(map[int64]bool)
 	for _, st := range steps {
-		if !again[st.id] {
+		if !again[st.ID] {
 			continue
 		}
 		n := int32(0)
-		for k, dep := range st.dependsOn {
-			p.oldDeps, p.oldJobs = append(p.oldDeps, dep), append(p.oldJobs, st.id)
-			state, ok := states[dep]
-			if !ok || slices.Contains(st.dependsOn[:k], dep) || !(again[dep] || !state.Final()) {
+		for k, dep := range st.DependsOn {
+			p.oldDeps, p.oldJobs = append(p.oldDeps, dep), append(p.oldJobs, st.ID)
+			if slices.Contains(st.DependsOn[:k], dep) || !retryplan.Waits(dep, again, states) {
 				continue
 			}
 			n++
-			p.edgeDeps, p.edgeJobs = append(p.edgeDeps, dep), append(p.edgeJobs, st.id)
+			p.edgeDeps, p.edgeJobs = append(p.edgeDeps, dep), append(p.edgeJobs, st.ID)
 			if again[dep] {
 				awaited[dep] = true
 			} else {
 				p.marked = append(p.marked, dep)
 			}
 		}
-		p.ids, p.waits = append(p.ids, st.id), append(p.waits, n)
+		p.ids, p.waits = append(p.ids, st.ID), append(p.waits, n)
 	}
 	for _, id := range p.ids {
 		p.awaited = append(p.awaited, awaited[id])
@@ -137,9 +108,9 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 		if err != nil {
 			return err
 		}
-		steps, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (wfStep, error) {
-			var st wfStep
-			err := r.Scan(&st.id, &st.state, &st.dependsOn, &st.ignore)
+		steps, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (retryplan.Step, error) {
+			var st retryplan.Step
+			err := r.Scan(&st.ID, &st.State, &st.DependsOn, &st.IgnoreFailed)
 			return st, err
 		})
 		if err != nil {
@@ -150,12 +121,12 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 		}
 		states := make(map[int64]store.State, len(steps))
 		for _, st := range steps {
-			states[st.id] = st.state
+			states[st.ID] = st.State
 		}
 		var outside []int64
 		for _, st := range steps {
-			for _, dep := range st.dependsOn {
-				if _, ok := states[dep]; !ok && st.state.Final() {
+			for _, dep := range st.DependsOn {
+				if _, ok := states[dep]; !ok && st.State.Final() {
 					outside = append(outside, dep)
 				}
 			}

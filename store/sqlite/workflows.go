@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/retryplan"
 )
 
 // workflowsSQL counts the steps of the newest workflows by state. The inner query walks
@@ -80,39 +82,34 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 		if len(steps) == 0 {
 			return store.ErrNotFound
 		}
-		failed := make(map[int64]bool)
+		plan := make([]retryplan.Step, len(steps))
+		states := make(map[int64]store.State, len(steps))
+		for i, j := range steps {
+			plan[i] = retryplan.Step{ID: j.ID, State: j.State, DependsOn: j.DependsOn, IgnoreFailed: j.IgnoreFailedDeps}
+			states[j.ID] = j.State
+		}
 		var outside []int64
 		for _, j := range steps {
-			if j.State.Final() && j.State != store.StateCompleted {
-				failed[j.ID] = true
-			}
-		}
-		inWorkflow := make(map[int64]store.State, len(steps))
-		for _, j := range steps {
-			inWorkflow[j.ID] = j.State
-		}
-		for _, j := range steps {
 			for _, d := range j.DependsOn {
-				if _, ok := inWorkflow[d]; !ok && failed[j.ID] {
+				if _, ok := states[d]; !ok && j.State.Final() {
 					outside = append(outside, d)
 				}
 			}
 		}
-		states, err := jobStates(t, outside)
+		named, err := jobStates(t, outside)
 		if err != nil {
 			return err
 		}
-		for id, st := range inWorkflow {
-			states[id] = st
-		}
+		maps.Copy(states, named)
+		again := retryplan.Again(plan, states)
 		c := make(counts)
 		for _, j := range steps {
-			if !failed[j.ID] {
+			if !again[j.ID] {
 				continue
 			}
 			var waits []int64
 			for _, d := range j.DependsOn {
-				if st, ok := states[d]; failed[d] || ok && store.WaitsFor(st, j.IgnoreFailedDeps) {
+				if !slices.Contains(waits, d) && retryplan.Waits(d, again, states) {
 					waits = append(waits, d)
 				}
 			}

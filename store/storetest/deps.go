@@ -26,6 +26,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"FanOutFanIn":                   testFanOutFanIn,
 	"WorkflowsListed":               testWorkflowsListed,
 	"RetryWorkflow":                 testRetryWorkflow,
+	"RetryWorkflowOutsideFailed":    testRetryWorkflowOutsideFailed,
 	"LastDepsEndAtOnce":             func(t *testing.T, e *env) { LastDepsRace(t, e.s) },
 	"DepEndsWhileDependentInserted": func(t *testing.T, e *env) { InsertDepRace(t, e.s) },
 }
@@ -462,4 +463,41 @@ func testRetryWorkflow(t *testing.T, e *env) {
 	wantPending(t, e, last)
 	e.finish(c, store.StateCompleted)
 	wantState(t, e.get(last), store.StateAvailable)
+}
+
+// RetryWorkflow leaves a step that waited for a job outside the workflow that failed for good as
+// it is, and the steps that wait for it: run again, it would wait for an end that has come and
+// gone. A step that ignores failed dependencies runs again, and a step that failed alone too.
+func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
+	outside := e.insert(job("k"))[0].ID
+	step := func(name string, deps ...int) store.InsertParams {
+		p := job("k")
+		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
+		return p
+	}
+	a, b, c := step("a"), step("b", 0), step("c")
+	a.DependsOn = []int64{outside}
+	ig := step("ignores")
+	ig.DependsOn, ig.IgnoreFailedDeps = []int64{outside}, true
+	rows := e.insert(a, b, c, ig)
+	ra, rb, rc, rig := rows[0].ID, rows[1].ID, rows[2].ID, rows[3].ID
+	e.finish(outside, store.StateDiscarded)
+	wantDepCancelled(t, e, ra, outside, store.StateDiscarded)
+	wantDepCancelled(t, e, rb, ra, store.StateCancelled)
+	e.finish(rc, store.StateDiscarded)
+	e.finish(rig, store.StateDiscarded)
+
+	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(changed)
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{rc, rig}) {
+		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{rc, rig})
+	}
+	wantState(t, e.get(ra), store.StateCancelled)
+	wantState(t, e.get(rb), store.StateCancelled)
+	wantState(t, e.get(rc), store.StateAvailable)
+	wantState(t, e.get(rig), store.StateAvailable)
 }

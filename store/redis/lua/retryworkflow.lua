@@ -1,49 +1,84 @@
--- retryworkflow: ARGV[4] workflow. Runs its discarded, cancelled and expired steps (F) again:
--- each waits again (pending, its edges registered anew) for the dependencies it still waits for
--- (store.WaitsFor) or that are retried with it, and is available now when there are none; one
--- whose attempts are used up gets one more. A dependency no longer held (pruned) is not waited
--- for: it can neither end nor be known to have failed. Returns the changed rows, in id order.
+-- retryworkflow: ARGV[4] workflow. Runs its discarded, cancelled and expired steps again, as
+-- retryplan.Again decides for every store: not one that would wait for a job that ended without
+-- completing and does not run again (outside the workflow, or a step left as it is), nor in turn
+-- those that wait for it. Each step run again waits again (pending, its edges registered anew)
+-- for the dependencies run again with it or not ended yet, and is available now when there are
+-- none; one whose attempts are used up gets one more. A dependency no longer held (pruned) is not
+-- waited for: it can neither end nor be known to have failed. Returns the changed rows, in id
+-- order.
 checkMeta()
 local wk = P .. 'wf:' .. ARGV[4]
 local steps = redis.call('ZRANGE', wk, 0, -1)
 if #steps == 0 then return 'NOTFOUND' end
-local failed, again = {}, {}
+-- state holds the states of the steps and of the jobs the failed ones name (false: gone).
+local again, failed, hs, state = {}, {}, {}, {}
 for _, id in ipairs(steps) do
   local s = redis.call('HGET', jkey(id), 's')
+  state[id] = s or false
   if s == 'discarded' or s == 'cancelled' or s == 'expired' then
-    failed[id] = true
-    again[#again + 1] = id
+    again[id] = true
+    failed[#failed + 1] = id
+    hs[id] = load(id)
+  end
+end
+local deps = {} -- a failed step's dependencies, once each
+for _, id in ipairs(failed) do
+  local list, seen = {}, {}
+  for d in string.gmatch(hs[id].D or '', '[^,]+') do
+    if not seen[d] then
+      seen[d] = true
+      list[#list + 1] = d
+      if state[d] == nil then state[d] = redis.call('HGET', jkey(d), 's') or false end
+    end
+  end
+  deps[id] = list
+end
+local function waitsFor(s, ig)
+  if ig then return not FINAL[s] end
+  return s ~= 'completed'
+end
+local changed = true
+while changed do
+  changed = false
+  for _, id in ipairs(failed) do
+    if again[id] then
+      for _, d in ipairs(deps[id]) do
+        local s = state[d]
+        if s and not again[d] and FINAL[s] and waitsFor(s, hs[id].ig) then
+          again[id] = nil
+          changed = true
+          break
+        end
+      end
+    end
   end
 end
 local rows = {}
-for _, id in ipairs(again) do
-  local h = load(id)
-  local wait, seen = 0, {}
-  for d in string.gmatch(h.D or '', '[^,]+') do
-    if not seen[d] then
-      seen[d] = true
-      local s = redis.call('HGET', jkey(d), 's')
-      local waits = failed[d]
-      if not waits and s then
-        if h.ig then waits = not FINAL[s] else waits = s ~= 'completed' end
-      end
-      if waits then
+for _, id in ipairs(failed) do
+  if again[id] then
+    local h = hs[id]
+    local wait = 0
+    for _, d in ipairs(deps[id]) do
+      local s = state[d]
+      if again[d] or (s and not FINAL[s]) then
         wait = wait + 1
         redis.call('SADD', P .. 'dep:' .. d, id)
         redis.call('HSET', jkey(d), 'dp', '1')
       end
     end
-  end
-  local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
-  if h.x and tonumber(h.x) <= NOW then f.x = false end
-  if wait > 0 then
-    f.dn = fmt(wait)
-    move(h, 'pending', f)
-  else
-    move(h, 'available', f)
-    RELEASED[h.q] = true
+    local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
+    if h.x and tonumber(h.x) <= NOW then f.x = false end
+    if wait > 0 then
+      f.dn = fmt(wait)
+      move(h, 'pending', f)
+    else
+      move(h, 'available', f)
+      RELEASED[h.q] = true
+    end
   end
 end
-for _, id in ipairs(again) do rows[#rows + 1] = row(id) end
+for _, id in ipairs(failed) do
+  if again[id] then rows[#rows + 1] = row(id) end
+end
 finish()
 return rows

@@ -1,0 +1,38 @@
+package retryplan
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/rotahq/rota/store"
+)
+
+func TestAgain(t *testing.T) {
+	// 10 is outside the workflow and was discarded; 1 waited for it, 2 for 1; 3 failed alone;
+	// 4 waited for 3; 5 ignores failed dependencies and waited for 10; 6 completed.
+	steps := []Step{
+		{ID: 1, State: store.StateCancelled, DependsOn: []int64{10}},
+		{ID: 2, State: store.StateCancelled, DependsOn: []int64{1}},
+		{ID: 3, State: store.StateDiscarded},
+		{ID: 4, State: store.StateCancelled, DependsOn: []int64{3}},
+		{ID: 5, State: store.StateDiscarded, DependsOn: []int64{10}, IgnoreFailed: true},
+		{ID: 6, State: store.StateCompleted},
+	}
+	states := map[int64]store.State{10: store.StateDiscarded}
+	for _, st := range steps {
+		states[st.ID] = st.State
+	}
+	again := Again(steps, states)
+	if got := slices.Sorted(maps.Keys(again)); !slices.Equal(got, []int64{3, 4, 5}) {
+		t.Errorf("Again = %v, want [3 4 5]", got)
+	}
+	for _, tc := range []struct {
+		dep  int64
+		want bool
+	}{{3, true}, {10, false}, {6, false}, {99, false}} {
+		if got := Waits(tc.dep, again, states); got != tc.want {
+			t.Errorf("Waits(%d) = %v, want %v", tc.dep, got, tc.want)
+		}
+	}
+}
