@@ -468,6 +468,7 @@ func testRetryWorkflow(t *testing.T, e *env) {
 // RetryWorkflow leaves a step that waited for a job outside the workflow that failed for good as
 // it is, and the steps that wait for it: run again, it would wait for an end that has come and
 // gone. A step that ignores failed dependencies runs again, and a step that failed alone too.
+// Once the outside job is retried and completes, the next RetryWorkflow runs them.
 func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 	outside := e.insert(job("k"))[0].ID
 	step := func(name string, deps ...int) store.InsertParams {
@@ -500,4 +501,21 @@ func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 	wantState(t, e.get(rb), store.StateCancelled)
 	wantState(t, e.get(rc), store.StateAvailable)
 	wantState(t, e.get(rig), store.StateAvailable)
+
+	// Once the outside job has run again and completed, the workflow's next retry takes them.
+	if _, err := e.s.Retry(e.ctx, outside); err != nil {
+		t.Fatal(err)
+	}
+	e.finish(outside, store.StateCompleted)
+	changed, err = e.s.RetryWorkflow(e.ctx, "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = ids(changed)
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{ra, rb}) {
+		t.Fatalf("RetryWorkflow after the outside job completed changed %v, want %v", got, []int64{ra, rb})
+	}
+	wantState(t, e.get(ra), store.StateAvailable)
+	wantPending(t, e, rb)
 }

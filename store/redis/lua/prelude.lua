@@ -303,13 +303,73 @@ local function release(h)
   end
 end
 
--- settleDeps resolves the dependents of every job in DEPQ: a completion (or any end, for a
--- dependent that ignores failed dependencies) takes one off what it waits for and releases it
--- at zero, and so does a delete for such a dependent, for which the job has ended; any other
+-- DEPFIELDS are the fields a dependent is read with when its dependencies end: enough to count
+-- it off and to release it when it is plain (releasePlain). One to cancel, or to release with a
+-- unique key, expiry or schedule, is read whole (load): a fan-in's step, whose list of
+-- dependencies holds thousands of ids, is counted off without reading it.
+local DEPFIELDS = {'i', 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn', 'ig'}
+local function loadDep(id)
+  local v = redis.call('HMGET', jkey(id), unpack(DEPFIELDS))
+  if not v[1] then return nil end
+  local h = {}
+  for i, f in ipairs(DEPFIELDS) do
+    if v[i] then h[f] = v[i] end
+  end
+  return h
+end
+
+-- releasePlain releases a pending job without unique key, expiry or schedule whose run_at has
+-- come: what release() and move() write for it, with the index writes gathered per key in RELQ
+-- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
+-- steps in one script, and move()'s generic tables and key strings were most of its cost.
+-- A released job is not moved again in the same script, so no other write to its members waits.
+local RELQ, RELNEGP = {}, {}
+local function releasePlain(h)
+  local q, id = h.q, h.i
+  local g = RELQ[q]
+  if not g then
+    g = {ids = {}, byId = {}, avt = {}, ready = {}}
+    RELQ[q] = g
+  end
+  local n = #g.byId
+  g.ids[#g.ids + 1] = id
+  g.byId[n + 1], g.byId[n + 2] = id, id
+  g.avt[n + 1], g.avt[n + 2] = NOWS, id
+  local np = RELNEGP[h.p]
+  if not np then
+    np = fmt(-tonumber(h.p))
+    RELNEGP[h.p] = np
+  end
+  local rk = g.ready[h.k]
+  if not rk then
+    rk = {}
+    g.ready[h.k] = rk
+  end
+  rk[#rk + 1], rk[#rk + 2] = np, member(NOWS, id)
+  local jk = jkey(id)
+  redis.call('HSET', jk, 's', 'available', 'r', NOWS)
+  redis.call('HDEL', jk, 'dn')
+  if h.W then wfDelta(h.W, 'pending', 'available') end
+  RELEASED[q] = true
+end
+local function flushReleased()
+  for q, g in pairs(RELQ) do
+    variadic('ZREM', P .. 'sq:pending:' .. q, g.ids)
+    variadic('ZADD', P .. 'sq:available:' .. q, g.byId)
+    variadic('ZADD', P .. 'avt:' .. q, g.avt)
+    for k, l in pairs(g.ready) do variadic('ZADD', rkey(q, k), l) end
+  end
+  RELQ = {}
+end
+
+-- settleDeps resolves the dependents of every job in DEPQ: completions (or any ends, for a
+-- dependent that ignores failed dependencies) take as many off what it waits for and release
+-- it at zero, and so does a delete for such a dependent, for which the job has ended; any other
 -- end, or a delete, cancels it, which queues its own dependents in turn.
--- The queue is walked, not recursed, so a chain of any length settles in one script. A count
--- that stays above zero is all that is read and written: a fan-in step's hash holds every one
--- of its dependencies' ids, and each of them ends. The flag dp stays (a later end finds the set
+-- The queue is walked in rounds, not recursed, so a chain of any length settles in one script.
+-- A round gathers the edges of the ends queued so far per dependent, so that a fan-in's step,
+-- which a batch of completions all counted off, is read and written once per round; a count
+-- that stays above zero is all that is written. The flag dp stays (a later end finds the set
 -- empty), and the index writes of a fan-out's release go out together: this reads no index.
 local function settleDeps()
   if #DEPQ == 0 then return end
@@ -317,28 +377,44 @@ local function settleDeps()
   if own then deferIndex() end
   local n = 1
   while n <= #DEPQ do
-    local e = DEPQ[n]
-    n = n + 1
-    local key = P .. 'dep:' .. e.i
-    local ids = redis.call('SMEMBERS', key)
-    redis.call('DEL', key)
-    for _, id in ipairs(ids) do
-      local v = redis.call('HMGET', jkey(id), 's', 'dn', 'ig')
-      if v[1] == 'pending' then
-        if e.s == 'completed' or v[3] then
-          if tonumber(v[2] or '1') > 1 then
-            redis.call('HINCRBY', jkey(id), 'dn', -1)
-          else
-            release(load(id))
-          end
+    local last = #DEPQ
+    local order, ended = {}, {}
+    while n <= last do
+      local e = DEPQ[n]
+      n = n + 1
+      local key = P .. 'dep:' .. e.i
+      local ids = redis.call('SMEMBERS', key)
+      redis.call('DEL', key)
+      for _, id in ipairs(ids) do
+        local d = ended[id]
+        if not d then
+          d = {n = 0}
+          ended[id] = d
+          order[#order + 1] = id
+        end
+        d.n = d.n + 1
+        if e.s ~= 'completed' and not d.failed then d.failed = e end
+      end
+    end
+    for _, id in ipairs(order) do
+      local d = ended[id]
+      local h = loadDep(id)
+      if h and h.s == 'pending' then
+        if d.failed and not h.ig then
+          h = load(id)
+          move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(d.failed.i, d.failed.s), '')})
+        elseif tonumber(h.dn or '1') > d.n then
+          redis.call('HINCRBY', jkey(id), 'dn', -d.n)
+        elseif not (h.u or h.x or h.sc) and tonumber(h.r) <= NOW then
+          releasePlain(h)
         else
-          local h = load(id)
-          move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(e.i, e.s), '')})
+          release(load(id))
         end
       end
     end
   end
   DEPQ = {}
+  flushReleased()
   if own then flushIndex() end
 end
 
