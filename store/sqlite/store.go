@@ -31,6 +31,7 @@ type Store struct {
 	db  *sql.DB // reads and callers' transactions
 	wdb *sql.DB // the writer's single connection
 	w   *writer
+	cp  *checkpointer
 	hub *fanout.Hub
 	// watch, started by the first Subscribe, notices other processes' commits. watchMu guards
 	// it and watchClosed, set by Close so that no watcher starts after it.
@@ -73,8 +74,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.hub = fanout.New(subscriberBuffer)
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
-	// connection, once the journal mode is set.
-	if s.wdb, err = sql.Open("sqlite", dsn+"&_pragma=busy_timeout(0)"); err != nil {
+	// connection, once the journal mode is set. It leaves checkpoints to the checkpointer
+	// (checkpoint.go).
+	if s.wdb, err = sql.Open("sqlite", dsn+"&_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(0)"); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	s.wdb.SetMaxOpenConns(1)
@@ -93,8 +95,19 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s.db.SetMaxOpenConns(cfg.readConns)
 	s.db.SetMaxIdleConns(cfg.readConns)
+	cdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		conn.Close()
+		s.wdb.Close()
+		s.db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	s.cp = newCheckpointer(cdb, cfg.logger)
+	go s.cp.run()
 	s.w = newWriter(conn, cfg.clock, cfg.logger, s.hub.Publish)
 	s.w.busyTimeout = cfg.busyTimeout
+	s.w.committed = s.cp.wrote
 	go s.w.run()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -158,11 +171,12 @@ func (s *Store) Close() error {
 	close(s.w.reqs)
 	s.mu.Unlock()
 	<-s.w.stopped
+	cpErr := s.cp.close()
 	s.hub.Close()
 	s.watchMu.Lock()
 	s.watchClosed = true
 	watch := s.watch
 	s.watchMu.Unlock()
 	watch.close()
-	return errors.Join(s.w.conn.Close(), s.wdb.Close(), s.db.Close())
+	return errors.Join(cpErr, s.w.conn.Close(), s.wdb.Close(), s.db.Close())
 }

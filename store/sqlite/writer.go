@@ -39,6 +39,8 @@ type writer struct {
 	stopped chan struct{}
 	// busyTimeout bounds how long begin waits for another process's write lock.
 	busyTimeout time.Duration
+	// committed, if set, is called after each commit (the checkpointer's kick).
+	committed func()
 }
 
 type request struct {
@@ -168,6 +170,9 @@ func (w *writer) tryGroup(group []*request, savepoints bool) (retry bool) {
 		w.rollback()
 		w.failAll(group, fmt.Errorf("commit: %w", err))
 		return false
+	}
+	if w.committed != nil {
+		w.committed()
 	}
 	var notes []store.Notification
 	for _, r := range group {
