@@ -11,16 +11,22 @@ import (
 // SQLite copies the WAL back into the database file (a checkpoint) in the connection whose
 // commit made the WAL pass 1,000 pages, right after that commit, and a checkpoint syncs the file:
 // on a busy disk that held the writer, and with it every claim and insert of the process, for
-// tens and at times hundreds of milliseconds. Insert→start latency from another process at 500
-// jobs/s had a p99 of 5.9-162 ms, all of it those stalls.
+// tens and at times hundreds of milliseconds, several times a second at 500 jobs/s.
+// Insert→start latency from another process at that rate had a p99 of 2.9-162 ms over 14 runs,
+// median 5 ms: those stalls.
 //
-// So the writer's connection does not checkpoint (wal_autocheckpoint=0) and a checkpointer does
-// it on a connection of its own, CheckpointInterval after the first commit that follows the last
-// checkpoint: PASSIVE, which never waits for the writer or for readers and copies what it can, so
-// commits go on while it syncs. The same p99 measured 2.3-3.6 ms in most runs. An idle store is
-// not kicked and does nothing. The WAL stays bounded as before: each checkpoint lets the next
-// transaction start the WAL from its beginning once readers have moved past it. Callers' own
-// transactions on DB() keep SQLite's checkpoints after their commits, which no kick would follow.
+// So the writer's connection does not checkpoint on its own (wal_autocheckpoint=0) and a
+// checkpointer does it on a connection of its own, CheckpointInterval after the first commit that
+// follows the last checkpoint: PASSIVE, which never waits for the writer or for readers and copies
+// what it can, so commits go on while it syncs. An idle store is not kicked and does nothing.
+//
+// A checkpoint that copies everything lets the next write transaction start the WAL from its
+// beginning; under load, commits land while the checkpointer syncs, so its passes never copy
+// everything and the WAL would grow without end. Once it holds walResetFrames, the checkpointer
+// asks the writer to copy the rest itself between two transactions (resetWAL): a short stall, as
+// SQLite's own checkpoints were, but once per walResetFrames rather than per 1,000 pages, and the
+// next transaction starts the WAL anew, the file cut back to that length (journal_size_limit). Callers' own transactions on
+// DB() keep SQLite's checkpoints after their commits, which no kick would follow.
 //
 // The interval is wall time, not the store's clock: when the file is synced changes no job.
 
@@ -29,19 +35,30 @@ import (
 // stays a few megabytes at rota's peak write rates.
 const CheckpointInterval = 100 * time.Millisecond
 
+// walResetFramesDefault is the WAL's length, in frames of one page, past which the writer
+// finishes a checkpoint itself so that the WAL starts again: 64 MiB of 4 KiB pages, reached
+// every few seconds at 500 jobs/s.
+const walResetFramesDefault = 16384
+
 // checkpointer runs PASSIVE checkpoints on its own connection after commits (kick).
 type checkpointer struct {
-	db   *sql.DB // one connection
-	log  *slog.Logger
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	db  *sql.DB // one connection
+	log *slog.Logger
+	// resetWAL asks the writer to finish a checkpoint between two of its transactions, once the
+	// WAL holds resetFrames.
+	resetWAL    func()
+	resetFrames int
+	interval    time.Duration // CheckpointInterval
+	kick        chan struct{}
+	stop        chan struct{}
+	done        chan struct{}
 	// ran, if set (tests), is told each checkpoint's WAL frames and frames checkpointed.
 	ran atomic.Pointer[func(log, checkpointed int, err error)]
 }
 
-func newCheckpointer(db *sql.DB, log *slog.Logger) *checkpointer {
-	return &checkpointer{db: db, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newCheckpointer(db *sql.DB, log *slog.Logger, cfg config, resetWAL func()) *checkpointer {
+	return &checkpointer{db: db, log: log, resetWAL: resetWAL, resetFrames: cfg.walResetFrames, interval: cfg.checkpointInterval,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // wrote tells the checkpointer that the WAL grew. It never blocks.
@@ -62,7 +79,7 @@ func (c *checkpointer) run() {
 			return
 		case <-c.kick:
 		}
-		wait.Reset(CheckpointInterval)
+		wait.Reset(c.interval)
 		select {
 		case <-c.stop:
 			wait.Stop()
@@ -79,6 +96,8 @@ func (c *checkpointer) checkpoint() {
 	if err != nil {
 		// Another process's checkpoint, or a full disk: the next commit kicks again.
 		c.log.Debug("sqlite: checkpoint failed", "err", err)
+	} else if log >= c.resetFrames {
+		c.resetWAL()
 	}
 	if ran := c.ran.Load(); ran != nil {
 		(*ran)(log, done, err)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -52,5 +53,46 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no checkpoint copied the whole WAL after the inserts")
 		}
+	}
+}
+
+// Under writes that never pause, the checkpointer's passes never copy the whole WAL; the writer
+// finishes one once the WAL holds walResetFrames, and the WAL starts again, cut back to that
+// length: the file stays near it however much is written.
+func TestWALStaysBoundedUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "rota.db")
+	const frames = 500 // 2 MB of 4 KiB pages; the writes below make about 10 MB of WAL
+	s, err := Open(ctx, path, func(c *config) { c.walResetFrames, c.checkpointInterval = frames, time.Millisecond })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ps := make([]store.InsertParams, 100)
+	for i := range ps {
+		ps[i] = store.InsertParams{Kind: "k", Queue: "default", Args: []byte(`{"n":1}`), MaxAttempts: 3}
+	}
+	var written int64
+	for range 100 {
+		if _, err := s.Insert(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 100, Owner: "n", LeaseFor: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := make([]store.Outcome, len(rows))
+		for i, r := range rows {
+			outs[i] = store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted}
+		}
+		if _, err := s.Complete(ctx, outs); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			written = max(written, fi.Size())
+		}
+	}
+	if limit := int64(frames * 4096); written > 2*limit {
+		t.Errorf("the WAL file reached %.1f MB; want it near %.1f MB", float64(written)/1e6, float64(limit)/1e6)
 	}
 }

@@ -47,16 +47,22 @@ type config struct {
 	logger      *slog.Logger
 	// watchInterval: see WatchIntervalDefault.
 	watchInterval time.Duration
+	// walResetFrames (see walResetFramesDefault) and checkpointInterval (CheckpointInterval):
+	// tests make them small.
+	walResetFrames     int
+	checkpointInterval time.Duration
 }
 
 func defaults() config {
 	return config{
-		clock:         clockwork.NewRealClock(),
-		synchronous:   SynchronousDefault,
-		busyTimeout:   BusyTimeoutDefault,
-		readConns:     ReadConnsDefault,
-		logger:        slog.Default(),
-		watchInterval: WatchIntervalDefault,
+		clock:              clockwork.NewRealClock(),
+		synchronous:        SynchronousDefault,
+		busyTimeout:        BusyTimeoutDefault,
+		readConns:          ReadConnsDefault,
+		logger:             slog.Default(),
+		watchInterval:      WatchIntervalDefault,
+		walResetFrames:     walResetFramesDefault,
+		checkpointInterval: CheckpointInterval,
 	}
 }
 

@@ -76,7 +76,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
 	// connection, once the journal mode is set. It leaves checkpoints to the checkpointer
 	// (checkpoint.go).
-	if s.wdb, err = sql.Open("sqlite", dsn+"&_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(0)"); err != nil {
+	if s.wdb, err = sql.Open("sqlite", dsn+"&_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(0)"+
+		fmt.Sprintf("&_pragma=journal_size_limit(%d)", cfg.walResetFrames*4096)); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	s.wdb.SetMaxOpenConns(1)
@@ -103,10 +104,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	cdb.SetMaxOpenConns(1)
-	s.cp = newCheckpointer(cdb, cfg.logger)
-	go s.cp.run()
 	s.w = newWriter(conn, cfg.clock, cfg.logger, s.hub.Publish)
 	s.w.busyTimeout = cfg.busyTimeout
+	s.cp = newCheckpointer(cdb, cfg.logger, cfg, func() { s.w.resetDue.Store(true) })
+	go s.cp.run()
 	s.w.committed = s.cp.wrote
 	go s.w.run()
 	if err := s.migrate(ctx); err != nil {

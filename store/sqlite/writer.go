@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -41,6 +42,9 @@ type writer struct {
 	busyTimeout time.Duration
 	// committed, if set, is called after each commit (the checkpointer's kick).
 	committed func()
+	// resetDue is set by the checkpointer when the WAL has grown long: the writer finishes a
+	// checkpoint before its next transaction (see checkpoint.go).
+	resetDue atomic.Bool
 }
 
 type request struct {
@@ -75,6 +79,9 @@ func (w *writer) run() {
 	defer close(w.stopped)
 	group := make([]*request, 0, maxGroup)
 	for r := range w.reqs {
+		if w.resetDue.Swap(false) {
+			w.checkpoint()
+		}
 		group = w.gather(append(group[:0], r))
 		w.runGroup(group)
 		for _, r := range group {
@@ -83,6 +90,14 @@ func (w *writer) run() {
 		clear(group)
 	}
 	w.cache.close()
+}
+
+// checkpoint copies what is left of the WAL into the file between two transactions, so that the
+// next one starts the WAL from its beginning.
+func (w *writer) checkpoint() {
+	if _, err := w.conn.ExecContext(stmtCtx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		w.log.Debug("sqlite: checkpoint failed", "err", err)
+	}
 }
 
 // gatherRounds bounds how often gather yields for late requests. A round costs a few
