@@ -8,7 +8,7 @@ local NF = 14
 local kSeq = P .. 'seq'
 -- plainIndex gathers the index writes of a plain new job (index() for it, without its
 -- concatenations per job); flushPlain sends them, one variadic call per key.
-local byQueue, negP = {}, {}
+local byQueue = {}
 local function plainIndex(q, k, p, r, id, state)
   local g = byQueue[q]
   if not g then
@@ -18,17 +18,7 @@ local function plainIndex(q, k, p, r, id, state)
   local l = g[state]
   l[#l + 1], l[#l + 2] = id, id
   if state == 'available' then
-    local np = negP[p]
-    if not np then
-      np = fmt(-tonumber(p))
-      negP[p] = np
-    end
-    local rk = g.ready[k]
-    if not rk then
-      rk = {}
-      g.ready[k] = rk
-    end
-    rk[#rk + 1], rk[#rk + 2] = np, member(r, id)
+    addReady(g.ready, k, p, r, id)
     l = g.avt
   else
     l = g.wait

@@ -318,12 +318,30 @@ local function loadDep(id)
   return h
 end
 
+-- addReady appends a job's score (its priority negated: the highest comes first) and member to
+-- ready[k], the list of score-member pairs a variadic ZADD sends to the ready set of kind k.
+-- NEGP keeps each priority's score text, formatted once per script rather than once per job.
+local NEGP = {}
+local function addReady(ready, k, p, runAt, id)
+  local np = NEGP[p]
+  if not np then
+    np = fmt(-tonumber(p))
+    NEGP[p] = np
+  end
+  local l = ready[k]
+  if not l then
+    l = {}
+    ready[k] = l
+  end
+  l[#l + 1], l[#l + 2] = np, member(runAt, id)
+end
+
 -- releasePlain releases a pending job without unique key, expiry or schedule whose run_at has
 -- come: what release() and move() write for it, with the index writes gathered per key in RELQ
 -- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
 -- steps in one script, and move()'s generic tables and key strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
-local RELQ, RELNEGP = {}, {}
+local RELQ = {}
 local function releasePlain(h)
   local q, id = h.q, h.i
   local g = RELQ[q]
@@ -335,17 +353,7 @@ local function releasePlain(h)
   g.ids[#g.ids + 1] = id
   g.byId[n + 1], g.byId[n + 2] = id, id
   g.avt[n + 1], g.avt[n + 2] = NOWS, id
-  local np = RELNEGP[h.p]
-  if not np then
-    np = fmt(-tonumber(h.p))
-    RELNEGP[h.p] = np
-  end
-  local rk = g.ready[h.k]
-  if not rk then
-    rk = {}
-    g.ready[h.k] = rk
-  end
-  rk[#rk + 1], rk[#rk + 2] = np, member(NOWS, id)
+  addReady(g.ready, h.k, h.p, NOWS, id)
   local jk = jkey(id)
   redis.call('HSET', jk, 's', 'available', 'r', NOWS)
   redis.call('HDEL', jk, 'dn')
