@@ -24,15 +24,16 @@ import (
 // beginning; under load, commits land while the checkpointer syncs, so its passes never copy
 // everything and the WAL would grow without end. Once it holds walResetFrames, the checkpointer
 // asks the writer to copy the rest itself between two transactions (resetWAL): a short stall, as
-// SQLite's own checkpoints were, but once per walResetFrames rather than per 1,000 pages, and the
-// next transaction starts the WAL anew, the file cut back to that length (journal_size_limit). Callers' own transactions on
-// DB() keep SQLite's checkpoints after their commits, which no kick would follow.
+// SQLite's own checkpoints were, but once per walResetFrames rather than per 1,000 pages, and
+// the next transaction starts the WAL anew, the file cut back to that length
+// (journal_size_limit). Callers' own transactions on DB() keep SQLite's checkpoints after their
+// commits, which no kick would follow.
 //
 // The interval is wall time, not the store's clock: when the file is synced changes no job.
 
 // CheckpointInterval is how long after a commit the checkpointer copies the WAL into the file:
-// long enough that a busy store checkpoints many commits at once, short enough that the WAL
-// stays a few megabytes at rota's peak write rates.
+// long enough that a busy store checkpoints many commits at once, short enough that the file is
+// never far behind the WAL and the writer's own part stays small.
 const CheckpointInterval = 100 * time.Millisecond
 
 // walResetFramesDefault is the WAL's length, in frames of one page, past which the writer
@@ -57,7 +58,8 @@ type checkpointer struct {
 }
 
 func newCheckpointer(db *sql.DB, log *slog.Logger, cfg config, resetWAL func()) *checkpointer {
-	return &checkpointer{db: db, log: log, resetWAL: resetWAL, resetFrames: cfg.walResetFrames, interval: cfg.checkpointInterval,
+	return &checkpointer{db: db, log: log, resetWAL: resetWAL,
+		resetFrames: cfg.walResetFrames, interval: cfg.checkpointInterval,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -92,7 +94,8 @@ func (c *checkpointer) run() {
 
 func (c *checkpointer) checkpoint() {
 	var busy, log, done int
-	err := c.db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+	err := c.db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").
+		Scan(&busy, &log, &done)
 	if err != nil {
 		// Another process's checkpoint, or a full disk: the next commit kicks again.
 		c.log.Debug("sqlite: checkpoint failed", "err", err)

@@ -32,7 +32,8 @@ func Again(steps []Step, states map[int64]store.State) map[int64]bool {
 				continue
 			}
 			for _, dep := range st.DependsOn {
-				if state, ok := states[dep]; ok && !again[dep] && state.Final() && store.WaitsFor(state, st.IgnoreFailed) {
+				state, ok := states[dep]
+				if ok && !again[dep] && state.Final() && store.WaitsFor(state, st.IgnoreFailed) {
 					delete(again, st.ID)
 					changed = true
 					break
