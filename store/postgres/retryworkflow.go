@@ -126,7 +126,7 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 		var outside []int64
 		for _, st := range steps {
 			for _, dep := range st.DependsOn {
-				if _, ok := states[dep]; !ok && st.State.Final() {
+				if _, ok := states[dep]; !ok && st.Failed() {
 					outside = append(outside, dep)
 				}
 			}

@@ -16,11 +16,11 @@ import (
 const literalLimitMax = 256
 
 // byLimit is one statement with a ":limit" parameter, and its texts with the limit written in,
-// made on first use.
+// each made the first time a claim of that size asks for it.
 type byLimit struct {
 	query string
-	once  sync.Once
-	texts []string // texts[n] has LIMIT n
+	mu    sync.Mutex
+	texts [literalLimitMax + 1]string // texts[n] has LIMIT n; "" until asked for
 }
 
 func newByLimit(query string) *byLimit {
@@ -36,11 +36,10 @@ func (b *byLimit) limited(n int, args ...any) (string, []any) {
 	if n < 0 || n > literalLimitMax {
 		return b.query, append(args, sql.Named("limit", n))
 	}
-	b.once.Do(func() {
-		b.texts = make([]string, literalLimitMax+1)
-		for i := range b.texts {
-			b.texts[i] = strings.ReplaceAll(b.query, ":limit", strconv.Itoa(i))
-		}
-	})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.texts[n] == "" {
+		b.texts[n] = strings.ReplaceAll(b.query, ":limit", strconv.Itoa(n))
+	}
 	return b.texts[n], args
 }

@@ -89,9 +89,9 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 			states[j.ID] = j.State
 		}
 		var outside []int64
-		for _, j := range steps {
-			for _, d := range j.DependsOn {
-				if _, ok := states[d]; !ok && j.State.Final() {
+		for _, st := range plan {
+			for _, d := range st.DependsOn {
+				if _, ok := states[d]; !ok && st.Failed() {
 					outside = append(outside, d)
 				}
 			}

@@ -12,6 +12,10 @@ type Step struct {
 	IgnoreFailed bool
 }
 
+// Failed reports whether the step ended without completing: what RetryWorkflow may run again,
+// and the only steps whose dependencies outside the workflow it needs to read.
+func (s Step) Failed() bool { return s.State.Final() && s.State != store.StateCompleted }
+
 // Again returns the steps that run again, given the states of the jobs they name (a job missing
 // from states was deleted, and is not waited for). The steps that ended without completing run
 // again, except one that would wait for a job that ended without completing and does not run
@@ -21,7 +25,7 @@ type Step struct {
 func Again(steps []Step, states map[int64]store.State) map[int64]bool {
 	again := make(map[int64]bool)
 	for _, st := range steps {
-		if st.State.Final() && st.State != store.StateCompleted {
+		if st.Failed() {
 			again[st.ID] = true
 		}
 	}
