@@ -26,19 +26,24 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if err != nil {
 		return nil, err
 	}
-	ids, _ := v.([]any)
-	if len(ids) == 0 {
+	list, _ := v.([]any)
+	if len(list) == 0 {
 		return nil, nil
 	}
-	rows, err := s.readClaimed(ctx, ids)
-	if err != nil {
+	var rows []*store.JobRow
+	if _, inline := list[0].([]any); inline {
+		// A small claim: the script returned the rows.
+		if rows, err = decodeJobs(list); err != nil {
+			return nil, fmt.Errorf("redis: claim: %w", err)
+		}
+	} else if rows, err = s.readClaimed(ctx, list); err != nil {
 		return nil, err
 	}
 	claimorder.Sort(rows)
 	return rows, nil
 }
 
-// readClaimed reads the rows of jobs the claim script just took, in one pipeline of HGETALLs.
+// readClaimed reads the rows of jobs a large claim just took, in one pipeline of HGETALLs.
 // Redis answers those natively, at a fraction of what handing each field through Lua costs, and
 // a claimed job's fields change only by its owner's hand or a cancel request, which the row
 // then shows. Should the read fail, the jobs stay running under this owner until their lease

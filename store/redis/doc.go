@@ -5,7 +5,7 @@
 //
 // Every key of a namespace is rota:{ns}:…, so the namespace is one Cluster hash slot and every
 // transition is one Lua script that reads and checks first and writes last (Redis does not roll
-// a script back). Jobs are hashes; indexes keep what claims, lists and counts need: a ready
+// a script back); the scripts are the functions of one function library (scripts.go). Jobs are hashes; indexes keep what claims, lists and counts need: a ready
 // sorted set per (queue, kind) scored by priority and ordered by run_at and id, so a node claims
 // only the kinds it runs without stepping over others; a waiting set per queue for scheduled
 // and retryable jobs, promoted by claims; an expiry set per queue; the running set by lease; and

@@ -16,23 +16,43 @@ import (
 // Faults that need a server of their own (memory limits, script flushes, a dying server) run on
 // a private redis-server, so they never disturb the shared one.
 
-// After SCRIPT FLUSH (or a restart, a failover) the scripts are loaded again on the fly.
-func TestScriptFlush(t *testing.T) {
+// After FUNCTION FLUSH (or a restart without persistence, a new primary) the library is loaded
+// again on the fly, and a large insert, whose MULTI carries the scripts' source, needs nothing
+// loaded at all.
+func TestFunctionFlush(t *testing.T) {
 	url, _ := redistest.Server(t)
 	s := openURL(t, url, "flush", WithAutoMigrate())
 	c := redistest.Client(t, url)
-	if err := c.ScriptFlush(t.Context()).Err(); err != nil {
-		t.Fatal(err)
+	flush := func() {
+		t.Helper()
+		if err := c.FunctionFlush(t.Context()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ScriptFlush(t.Context()).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	flush()
 	if _, err := s.Insert(t.Context(), []store.InsertParams{job("k")}); err != nil {
-		t.Fatalf("Insert after SCRIPT FLUSH: %v", err)
+		t.Fatalf("Insert after FUNCTION FLUSH: %v", err)
 	}
-	if err := c.ScriptFlush(t.Context()).Err(); err != nil {
-		t.Fatal(err)
-	}
+	flush()
 	rows, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
 	if err != nil || len(rows) != 1 {
-		t.Fatalf("Claim after SCRIPT FLUSH = %d rows, %v", len(rows), err)
+		t.Fatalf("Claim after FUNCTION FLUSH = %d rows, %v", len(rows), err)
+	}
+	flush()
+	many := make([]store.InsertParams, 2*insertChunk+1) // three scripts in one MULTI
+	for i := range many {
+		many[i] = job("k")
+	}
+	res, err := s.Insert(t.Context(), many)
+	if err != nil || len(res) != len(many) {
+		t.Fatalf("Insert of %d after both flushes = %d results, %v", len(many), len(res), err)
+	}
+	qs, err := s.QueueStats(t.Context())
+	if err != nil || len(qs) != 1 || qs[0].Counts[store.StateAvailable] != int64(len(many)) || qs[0].Counts[store.StateRunning] != 1 {
+		t.Fatalf("QueueStats after the flushes = %+v, %v; want %d available, 1 running", qs, err, len(many))
 	}
 }
 

@@ -218,10 +218,8 @@ func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
 
 // start loads the scripts and checks the namespace's version, or migrates when asked to.
 func (s *Store) start(ctx context.Context) error {
-	for _, sc := range allScripts {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-			return s.fail("open: load scripts", err)
-		}
+	if err := s.loadLibrary(ctx); err != nil {
+		return s.fail("open: load functions", err)
 	}
 	if err := s.checkServer(ctx); err != nil {
 		return err
@@ -285,19 +283,21 @@ func (s *Store) argv(sc *script, args []any) []any {
 	return out
 }
 
-// run runs sc with args after the common ARGV. Script.Run sends EVALSHA and, on NOSCRIPT (after
-// SCRIPT FLUSH, a restart or a failover), EVAL with the source. A state-changing script is
+// run runs sc with args after the common ARGV, as FCALL (FCALL_RO for a script that only
+// reads). A library gone missing (FUNCTION FLUSH, a restart without persistence, a new primary
+// that never had it) is loaded again and the call made once more. A state-changing script is
 // followed by WAIT when the store waits for replicas (see writer).
 func (s *Store) run(ctx context.Context, sc *script, args ...any) (any, error) {
+	argv := s.argv(sc, args)
 	if sc.readOnly {
-		return s.result(sc.name, sc.RunRO(ctx, s.rdb, s.keys, s.argv(sc, args)...))
+		return s.result(sc.name, s.fcall(ctx, s.rdb, sc, argv))
 	}
 	w, release, err := s.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	v, err := s.result(sc.name, sc.Run(ctx, w, s.keys, s.argv(sc, args)...))
+	v, err := s.result(sc.name, s.fcall(ctx, w, sc, argv))
 	if err != nil {
 		// Scripts check before they write: one that failed wrote nothing to wait for.
 		return nil, err
@@ -306,6 +306,41 @@ func (s *Store) run(ctx context.Context, sc *script, args ...any) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// fcall calls sc's function on c, loading the library first when Redis has lost it.
+func (s *Store) fcall(ctx context.Context, c goredis.Cmdable, sc *script, argv []any) *goredis.Cmd {
+	call := func() *goredis.Cmd {
+		if sc.readOnly {
+			return c.FCallRO(ctx, sc.fn, s.keys, argv...)
+		}
+		return c.FCall(ctx, sc.fn, s.keys, argv...)
+	}
+	cmd := call()
+	if err := cmd.Err(); err == nil || !strings.Contains(err.Error(), "Function not found") {
+		return cmd
+	}
+	if err := s.loadLibrary(ctx); err != nil {
+		return cmd
+	}
+	return call()
+}
+
+// loadLibrary loads the function library on the server, or on every primary of a cluster. A
+// library of the same name is the same code (the name is a hash of it), so finding it loaded
+// already is success.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	load := func(ctx context.Context, c goredis.Cmdable) error {
+		err := c.FunctionLoad(ctx, librarySource).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	if cc, ok := s.rdb.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return load(ctx, c) })
+	}
+	return load(ctx, s.rdb)
 }
 
 // result reads a script's reply, nil for a nil reply.

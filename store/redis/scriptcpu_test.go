@@ -43,7 +43,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return total
 	}
-	phases := []string{"insert100", "insert1", "claim100", "complete100"}
+	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100"}
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
 		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
@@ -73,24 +73,40 @@ func BenchmarkScriptCPU(b *testing.B) {
 			}
 		})
 		var claimed []*store.JobRow
-		measure("claim100", scriptCPUJobs+ones, func() {
-			for len(claimed) < scriptCPUJobs+ones {
-				rows, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 100, Owner: "n", LeaseFor: time.Hour})
-				if err != nil || len(rows) == 0 {
-					b.Fatalf("claim after %d: %d jobs, %v", len(claimed), len(rows), err)
-				}
-				claimed = append(claimed, rows...)
+		claim := func(max int) {
+			rows, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: max, Owner: "n", LeaseFor: time.Hour})
+			if err != nil || len(rows) == 0 {
+				b.Fatalf("claim after %d: %d jobs, %v", len(claimed), len(rows), err)
+			}
+			claimed = append(claimed, rows...)
+		}
+		complete := func(rows []*store.JobRow) {
+			outs := make([]store.Outcome, 0, len(rows))
+			for _, r := range rows {
+				outs = append(outs, store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted})
+			}
+			if _, err := s.Complete(ctx, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		measure("claim1", ones, func() {
+			for range ones {
+				claim(1)
 			}
 		})
-		measure("complete100", len(claimed), func() {
-			for i := 0; i < len(claimed); i += 100 {
-				var outs []store.Outcome
-				for _, r := range claimed[i:min(i+100, len(claimed))] {
-					outs = append(outs, store.Outcome{ID: r.ID, Fence: r.Fence, State: store.StateCompleted})
-				}
-				if _, err := s.Complete(ctx, outs); err != nil {
-					b.Fatal(err)
-				}
+		measure("claim100", scriptCPUJobs, func() {
+			for len(claimed) < scriptCPUJobs+ones {
+				claim(100)
+			}
+		})
+		measure("complete1", ones, func() {
+			for _, r := range claimed[:ones] {
+				complete([]*store.JobRow{r})
+			}
+		})
+		measure("complete100", len(claimed)-ones, func() {
+			for i := ones; i < len(claimed); i += 100 {
+				complete(claimed[i:min(i+100, len(claimed))])
 			}
 		})
 		s.Close()

@@ -1,31 +1,68 @@
 package redis
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"strings"
+	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// The scripts live in lua/*.lua, one per transition, and are composed at init with the shared
-// prelude (and the libraries a script names), as BullMQ composes its includes. A script whose
-// file starts with "#!ro" reads only: it gets the no-writes flag, so it may run on a replica
-// through EVALSHA_RO. Every other one gets a bare "#!lua" line, which makes Redis refuse it
-// before it starts when memory is full (no half-written transition) and check that every key
-// it declares is in one slot. A script that may end or delete jobs calls finish(), which settles
-// their dependents: it is sent the dependency error texts as its last arguments (see settles).
+// The scripts live in lua/*.lua, one per transition, and run as the functions of one Redis
+// function library: the shared prelude and the libraries (insertdeps, insertlib, schedlib) once,
+// then each script's body as a registered function (see library). A library is loaded once
+// (FUNCTION LOAD) and its closures are built then, where an EVAL script rebuilds everything it
+// defines on every call; Redis also keeps a library in its RDB and AOF files and sends it to
+// replicas, where a cached script is lost at every restart and failover.
+//
+// A script whose file starts with "#!ro" reads only: its function gets the no-writes flag, so it
+// may run on a replica through FCALL_RO. Every other one is refused by Redis before it starts
+// when memory is full (no half-written transition). A script that may end or delete jobs calls
+// finish(), which settles their dependents: it is sent the dependency error texts as its last
+// arguments (see settles).
+//
+// The library's name, and so its functions' names, carry a hash of the sources, so nodes of two
+// releases sharing one Redis each call their own.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one composed Lua script.
+// libraries are the Lua files every function may call, in the order they are defined.
+var libraries = []string{"insertdeps", "insertlib", "schedlib"}
+
+// libName is the function library's name: rota_ and a hash of every Lua source.
+var libName = func() string {
+	files, err := fs.Glob(luaFiles, "lua/*.lua")
+	if err != nil {
+		panic(err)
+	}
+	h := sha256.New()
+	for _, f := range files { // fs.Glob sorts them
+		b, _ := fs.ReadFile(luaFiles, f)
+		h.Write([]byte(f))
+		h.Write(b)
+	}
+	return "rota_" + hex.EncodeToString(h.Sum(nil))[:16]
+}()
+
+// script is one transition: a function of the library, and, for the two that large calls run
+// in a MULTI, an EVAL script of the same code (see evalScript).
 type script struct {
-	name     string
+	name string
+	// fn is the function's name in the library.
+	fn       string
 	readOnly bool
 	// settles is set for a script that calls finish(): it may cancel dependents, with texts
 	// from Go (depTextArgs) appended to its ARGV.
 	settles bool
-	*goredis.Script
+	// body is the script's own code, without its "#!ro" line.
+	body string
+	libs []string
+	eval func() *goredis.Script
 }
 
 func lua(name string) string {
@@ -36,23 +73,56 @@ func lua(name string) string {
 	return string(b)
 }
 
+// newScript names a script and the libraries among libraries its EVAL form needs.
 func newScript(name string, libs ...string) *script {
 	body := lua(name)
 	readOnly := strings.HasPrefix(body, "#!ro\n")
 	body = strings.TrimPrefix(body, "#!ro\n")
-	header := "#!lua\n"
-	if readOnly {
-		header = "#!lua flags=no-writes\n"
-	}
+	sc := &script{name: name, fn: libName + "_" + name, readOnly: readOnly,
+		settles: strings.Contains(body, "finish()"), body: body, libs: libs}
+	sc.eval = sync.OnceValue(func() *goredis.Script { return goredis.NewScript(sc.evalSource()) })
+	return sc
+}
+
+// evalSource is the script as one EVAL chunk: the prelude, its libraries, then its body after
+// begin() with the call's KEYS and ARGV. "#!lua" makes Redis refuse it when memory is full, as
+// it refuses a function without flags.
+func (sc *script) evalSource() string {
 	var src strings.Builder
-	src.WriteString(header)
+	src.WriteString("#!lua\nlocal keys0, argv0 = KEYS, ARGV\n")
 	src.WriteString(lua("prelude"))
-	for _, l := range libs {
+	for _, l := range sc.libs {
 		src.WriteString(lua(l))
 	}
-	src.WriteString(body)
-	settles := strings.Contains(body, "finish()")
-	return &script{name: name, readOnly: readOnly, settles: settles, Script: goredis.NewScript(src.String())}
+	src.WriteString("begin(keys0, argv0)\n")
+	src.WriteString(sc.body)
+	return src.String()
+}
+
+// evalScript is the script's EVAL form. A MULTI of several calls sends it with its source: a
+// function missing after FUNCTION FLUSH, or a cached script after SCRIPT FLUSH, would fail its
+// call alone inside the transaction while the others ran.
+func (sc *script) evalScript() *goredis.Script { return sc.eval() }
+
+// library is the source FUNCTION LOAD takes: the prelude and the libraries once, then every
+// script as a function whose body runs after begin().
+func library(scripts []*script) string {
+	var src strings.Builder
+	src.WriteString("#!lua name=" + libName + "\n")
+	src.WriteString(lua("prelude"))
+	for _, l := range libraries {
+		src.WriteString(lua(l))
+	}
+	for _, sc := range scripts {
+		fmt.Fprintf(&src, "redis.register_function{function_name = '%s', callback = function(keys, args)\nbegin(keys, args)\n", sc.fn)
+		src.WriteString(sc.body)
+		src.WriteString("\nend")
+		if sc.readOnly {
+			src.WriteString(", flags = {'no-writes'}")
+		}
+		src.WriteString("}\n")
+	}
+	return src.String()
 }
 
 var (
@@ -94,7 +164,7 @@ var (
 	scriptMinutesPrune = newScript("minutesprune")
 )
 
-// allScripts is what Open loads with SCRIPT LOAD, so that the first EVALSHA of each finds it.
+// allScripts are the library's functions.
 var allScripts = []*script{
 	scriptMigrate, scriptIdentity, scriptNow, scriptInsert, scriptClaim, scriptHeartbeat,
 	scriptComplete, scriptRescueFind, scriptRescue, scriptGet, scriptList, scriptCancel,
@@ -104,3 +174,6 @@ var allScripts = []*script{
 	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF, scriptMinutesAdd,
 	scriptMinutesRead, scriptMinutesPrune,
 }
+
+// librarySource is what loadLibrary sends.
+var librarySource = library(allScripts)

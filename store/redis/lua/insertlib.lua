@@ -5,10 +5,10 @@
 -- the queues given available jobs. Any other new job is scheduled iff its run_at is after NOW;
 -- the caller knows both, so the state is not sent back.
 local NF = 14
-local kSeq = P .. 'seq'
 -- plainIndex gathers the index writes of a plain new job (index() for it, without its
--- concatenations per job); flushPlain sends them, one variadic call per key.
-local byQueue = {}
+-- concatenations per job); flushPlain sends them, one variadic call per key. insertJobs starts
+-- it empty: the library's state outlives a call.
+local byQueue
 local function plainIndex(q, k, p, r, id, state)
   local g = byQueue[q]
   if not g then
@@ -37,6 +37,8 @@ local function flushPlain()
 end
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
+  local kSeq = P .. 'seq'
+  byQueue = {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
   local deps = readDeps(base, n, NF, 13)
   -- ids, by job index from 0, is the new job's id or the duplicate's holder: what DependsOnIndex

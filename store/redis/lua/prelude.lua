@@ -1,27 +1,36 @@
--- prelude: shared by every script, placed after its #!lua line.
--- KEYS[1] is the namespace's meta hash (declared, so Cluster routes the script to its slot).
+-- prelude: shared by every script. The scripts are the functions of one library (FUNCTION
+-- LOAD), so what the prelude defines is built once per load, not once per call: its closures and
+-- constant tables cost ~10 µs a call when every call built them (EVAL). A call's state lives in
+-- the locals declared first, and begin() sets every one of them at the start of each call; a
+-- call that failed part-way may have left anything in them.
+-- KEYS[1] is the namespace's meta hash (declared, so Cluster routes the call to its slot).
 -- ARGV[1] is the key prefix "rota:{ns}:", ARGV[2] the time in microseconds ('' for the server's
 -- TIME), ARGV[3] the schema version this build knows. A script's own arguments start at ARGV[4].
 -- Numbers are never concatenated raw into keys or values: Lua numbers are doubles and tostring
 -- rounds them to 14 digits, so every number written goes through fmt.
-local P = ARGV[1]
-local NOW
-if ARGV[2] ~= '' then
-  NOW = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  NOW = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local KEYS, ARGV, P, NOW, NOWS
+local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, NEGP, RELQ
 local function fmt(n) return string.format('%d', n) end
-local NOWS = fmt(NOW)
+local function begin(keys, args)
+  KEYS, ARGV, P = keys, args, args[1]
+  if args[2] ~= '' then
+    NOW = tonumber(args[2])
+  else
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  NOWS = fmt(NOW)
+  FINALS, DEPQ, RELEASED, RKQ, RMEMBER, RELQ = {}, {}, {}, {}, {}, {}
+  DEFER, IXPEND, IXLAST = false, {}, {}
+  WFD, WFDROP, NEGP = {}, {}, {}
+end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
 local CLAIMABLE = {available = true, scheduled = true, retryable = true}
 local FINAL = {completed = true, cancelled = true, discarded = true, expired = true}
-local FINALS = {} -- ids that reached a final state, published by finish
+-- FINALS: ids that reached a final state, published by finish.
 -- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted}),
 -- RELEASED the queues their dependents became available in: finish() settles and announces them.
-local DEPQ, RELEASED = {}, {}
 
 local function fail(msg) error({err = 'ROTA ' .. msg}) end
 
@@ -38,7 +47,6 @@ local function jkey(id) return P .. 'j:' .. id end
 -- rkey is a (queue, kind) ready set; the queue is length-prefixed so that no two pairs collide.
 -- The queue's part is kept per script: #q is a number, and turning it into a string costs ~0.7 µs
 -- (printf), once per job otherwise.
-local RKQ = {}
 local function rkey(q, k)
   local pre = RKQ[q]
   if not pre then
@@ -49,7 +57,6 @@ local function rkey(q, k)
 end
 -- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table:
 -- string.format costs ~1 µs here, once per claimed job.
-local RMEMBER = {}
 -- member is a ready-set member: run_at (never below 0) and id, zero-padded, so that members of
 -- one priority sort by run_at, then id.
 local function member(runAt, id)
@@ -83,8 +90,6 @@ local function row(id) return redis.call('HGETALL', jkey(id)) end
 -- Deferring widens what a Lua runtime error (a bug: OOM is refused before a #!lua script starts)
 -- would leave behind, hashes written with their index writes still pending, which is why the
 -- regions are the write phases of claim, complete and insert only.
-local DEFER = false
-local IXPEND, IXLAST = {}, {}
 -- IXCHUNK is the most arguments one flushed call carries (even, for ZADD's score-member pairs),
 -- well under Lua's unpack limit (LUAI_MAXCSTACK, 8000).
 local IXCHUNK = 1000
@@ -208,7 +213,6 @@ end
 -- and wfc:<id> (its steps per state), kept by whatever adds, moves or drops a step (h.W). The
 -- changes to the counts are gathered in WFD and written by finish(), once per workflow and
 -- state: a release of many steps, or a claim of many, is not two writes per step.
-local WFD, WFDROP = {}, {}
 local function wfDelta(w, from, to)
   local d = WFD[w]
   if not d then
@@ -321,7 +325,6 @@ end
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
 -- ready[k], the list of score-member pairs a variadic ZADD sends to the ready set of kind k.
 -- NEGP keeps each priority's score text, formatted once per script rather than once per job.
-local NEGP = {}
 local function addReady(ready, k, p, runAt, id)
   local np = NEGP[p]
   if not np then
@@ -341,7 +344,6 @@ end
 -- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
 -- steps in one script, and move()'s generic tables and key strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
-local RELQ = {}
 local function releasePlain(h)
   local q, id = h.q, h.i
   local g = RELQ[q]
