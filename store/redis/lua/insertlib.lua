@@ -61,17 +61,17 @@ local function insertJobs(base, n)
       elseif tonumber(r) > NOW then
         state = 'scheduled'
       end
-      local set = {'i', id, 'k', k, 'q', q, 'A', ARGV[b + 2], 'p', p, 'm', ARGV[b + 4], 'r', r,
-        's', state, 'a', '0', 'f', '0', 'c', NOWS}
-      if ARGV[b + 11] ~= '' then
-        set[#set + 1] = 'T'
-        set[#set + 1] = ARGV[b + 11]
+      -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
+      local jk, tags, meta = jkey(id), ARGV[b + 11], ARGV[b + 12]
+      redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[b + 2], 'p', p, 'm', ARGV[b + 4], 'r', r,
+        's', state, 'a', '0', 'f', '0', 'c', NOWS)
+      if tags ~= '' and meta ~= '' then
+        redis.call('HSET', jk, 'T', tags, 'M', meta)
+      elseif tags ~= '' then
+        redis.call('HSET', jk, 'T', tags)
+      elseif meta ~= '' then
+        redis.call('HSET', jk, 'M', meta)
       end
-      if ARGV[b + 12] ~= '' then
-        set[#set + 1] = 'M'
-        set[#set + 1] = ARGV[b + 12]
-      end
-      redis.call('HSET', jkey(id), unpack(set))
       plainIndex(q, k, p, r, id, state)
       if not known[q] then
         known[q] = true

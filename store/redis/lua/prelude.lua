@@ -57,12 +57,31 @@ local function rkey(q, k)
 end
 -- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table:
 -- string.format costs ~1 µs here, once per claimed job.
--- member is a ready-set member: run_at (never below 0) and id, zero-padded, so that members of
--- one priority sort by run_at, then id.
+-- member is a ready-set member: run_at (never below 0) and id (a decimal text), zero-padded to
+-- 16 digits each, so that members of one priority sort by run_at, then id. string.format of both
+-- costs ~1 µs; the run_at part is kept for the next job, which nearly always has the same
+-- (inserted or released now), and the id is padded by concatenation (~0.15 µs in all).
+-- (Written out: a library's top level, run by FUNCTION LOAD, cannot call string.rep.)
+local ZEROS = {[0] = '', '0', '00', '000', '0000', '00000', '000000', '0000000', '00000000', '000000000', '0000000000', '00000000000', '000000000000', '0000000000000', '00000000000000', '000000000000000', '0000000000000000'}
+local lastRunAt, lastRunAtPart
 local function member(runAt, id)
-  local r = tonumber(runAt)
-  if r < 0 then r = 0 end
-  return string.format('%016d%016d', r, tonumber(id))
+  if runAt ~= lastRunAt then
+    local r = tonumber(runAt)
+    if r < 0 then r = 0 end
+    lastRunAt, lastRunAtPart = runAt, string.format('%016d', r)
+  end
+  return lastRunAtPart .. (ZEROS[16 - #id] or '') .. id
+end
+-- nextAttempt is the text of attempt a + 1, kept once formatted: attempts take few values, and
+-- what it keeps is the same for every call and namespace.
+local NEXTATTEMPT = {}
+local function nextAttempt(a)
+  local n = NEXTATTEMPT[a]
+  if not n then
+    n = fmt(tonumber(a) + 1)
+    NEXTATTEMPT[a] = n
+  end
+  return n
 end
 local function rmember(h)
   return RMEMBER[h] or member(h.r, h.i)
