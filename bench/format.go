@@ -102,14 +102,15 @@ func WriteWindows(w io.Writer, r Result) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s %s: at\tstarted\tp50\tp99\tmax\trss\tstore\t\n", r.System, r.Workload)
+	fmt.Fprintf(tw, "%s %s: at\tstarted\tp50\tp99\tmax\trss\tgo\theap\tstore\t\n", r.System, r.Workload)
 	for _, win := range r.Windows {
 		lat := [3]string{"-", "-", "-"}
 		if p := win.Latency; p != nil {
 			lat = [3]string{FormatDuration(p.P50), FormatDuration(p.P99), FormatDuration(p.Max)}
 		}
-		fmt.Fprintf(tw, "%v\t%d\t%s\t%s\t%s\t%s\t%s\t\n", win.At.Round(time.Second), win.Started,
-			lat[0], lat[1], lat[2], formatBytes(win.RSS), formatBytes(win.StoreBytes))
+		fmt.Fprintf(tw, "%v\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", win.At.Round(time.Second), win.Started,
+			lat[0], lat[1], lat[2], formatBytes(win.RSS), formatBytes(win.GoBytes), formatBytes(win.GoHeap),
+			formatBytes(win.StoreBytes))
 	}
 	return tw.Flush()
 }

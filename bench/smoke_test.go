@@ -102,7 +102,7 @@ func TestFormat(t *testing.T) {
 }
 
 // A soak reports one window per Config.Window, together covering every job started, with the
-// process's memory and the store's size.
+// process's memory (and the Go runtime's share of it) and the store's size.
 func TestSoakSmoke(t *testing.T) {
 	cfg := Config{Workers: 10, Rate: 200, Duration: 1200 * time.Millisecond, Window: 300 * time.Millisecond}
 	res, err := Run(t.Context(), Rota("rota-sqlite", SQLite(t.TempDir())), Soak, cfg)
@@ -115,8 +115,8 @@ func TestSoakSmoke(t *testing.T) {
 	started := 0
 	for _, w := range res.Windows {
 		started += w.Started
-		if w.RSS <= 0 || w.StoreBytes <= 0 {
-			t.Errorf("window %v: rss %d, store %d bytes", w.At, w.RSS, w.StoreBytes)
+		if w.RSS <= 0 || w.StoreBytes <= 0 || w.GoHeap <= 0 || w.GoBytes < w.GoHeap {
+			t.Errorf("window %v: rss %d, Go %d, Go heap %d, store %d bytes", w.At, w.RSS, w.GoBytes, w.GoHeap, w.StoreBytes)
 		}
 	}
 	if started != 240 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type Window struct {
 	// StoreBytes the store's size on disk, where the system tells (Sizer).
 	RSS        int64 `json:"rss_bytes,omitempty"`
 	StoreBytes int64 `json:"store_bytes,omitempty"`
+	// GoHeap is the live Go heap at the span's end and GoBytes what the Go runtime holds from the
+	// OS (heap, stacks and its own structures, less what it gave back): what RSS holds beyond
+	// GoBytes is memory outside Go's, such as the SQLite driver's page caches.
+	GoHeap  int64 `json:"go_heap_bytes,omitempty"`
+	GoBytes int64 `json:"go_bytes,omitempty"`
 }
 
 // Sizer is implemented by instances that can say how many bytes their store takes on disk.
@@ -105,6 +111,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 			samples = make([]time.Duration, 0, cap(lat))
 			mu.Unlock()
 			w := Window{At: time.Since(begin), Started: len(lat), Latency: percentiles(lat), RSS: residentBytes()}
+			w.GoHeap, w.GoBytes = goMemory()
 			if s, ok := inst.(Sizer); ok {
 				if n, err := s.Size(ctx); err == nil {
 					w.StoreBytes = n
@@ -142,6 +149,23 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	// judged by.
 	res.Latency, res.LatencyOf = percentiles(all), latencyOfSoak
 	return err
+}
+
+// goMemory is the live Go heap and what the Go runtime holds from the OS.
+func goMemory() (heap, held int64) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	v := func(i int) int64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(samples[i].Value.Uint64())
+	}
+	return v(0), v(1) - v(2)
 }
 
 // residentBytes is this process's resident set (VmRSS), or 0 where /proc does not tell.

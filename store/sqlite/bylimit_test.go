@@ -1,22 +1,97 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
 )
 
 func TestByLimitWritesSmallLimitsIn(t *testing.T) {
 	b := newByLimit(`SELECT id FROM jobs WHERE queue = :queue LIMIT :limit`)
-	q, args := b.limited(87, sql.Named("queue", "default"))
-	if want := `SELECT id FROM jobs WHERE queue = :queue LIMIT 87`; q != want {
-		t.Errorf("limited(87) = %q, want %q", q, want)
+	q, args := b.limited(64, sql.Named("queue", "default"))
+	if want := `SELECT id FROM jobs WHERE queue = :queue LIMIT 64`; q != want {
+		t.Errorf("limited(64) = %q, want %q", q, want)
 	}
 	if len(args) != 1 {
-		t.Errorf("limited(87) args = %v, want only :queue", args)
+		t.Errorf("limited(64) args = %v, want only :queue", args)
+	}
+	q, args = b.limited(87, sql.Named("queue", "default"))
+	if !strings.HasSuffix(q, "LIMIT :limit") || len(args) != 2 {
+		t.Errorf("limited(87) = %q, %v; want the limit bound: 87 is taken in pieces", q, args)
 	}
 	q, args = b.limited(literalLimitMax+1, sql.Named("queue", "default"))
 	if !strings.HasSuffix(q, "LIMIT :limit") || len(args) != 2 || args[1].(sql.NamedArg).Value != literalLimitMax+1 {
 		t.Errorf("limited(%d) = %q, %v; want the limit bound", literalLimitMax+1, q, args)
+	}
+}
+
+// A claim of any size up to literalLimitMax is at most three pieces, each a size with a text.
+func TestPieces(t *testing.T) {
+	for n := 1; n <= literalLimitMax; n++ {
+		rest, pieces := n, 0
+		for rest > 0 {
+			p := piece(rest)
+			if p < 1 || p > rest {
+				t.Fatalf("piece(%d) = %d", rest, p)
+			}
+			if q, _ := newByLimit("SELECT 1 LIMIT :limit").limited(p); strings.Contains(q, ":limit") {
+				t.Errorf("piece(%d) = %d has no text of its own", rest, p)
+			}
+			rest -= p
+			pieces++
+		}
+		if pieces > 3 {
+			t.Errorf("a claim of %d takes %d pieces", n, pieces)
+		}
+	}
+	if p := piece(literalLimitMax + 5); p != literalLimitMax+5 {
+		t.Errorf("piece(%d) = %d, want the whole claim (bound limit)", literalLimitMax+5, p)
+	}
+}
+
+// Claims of every size up to literalLimitMax, on a queue that has the jobs and on one that has
+// none, leave the writer with a claim and an expiry statement for each of literalSizes at most:
+// each prepared statement holds memory for as long as the store is open.
+func TestClaimsPrepareFewStatements(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	jobs := make([]store.InsertParams, literalLimitMax*(literalLimitMax+1)/2)
+	for i := range jobs {
+		jobs[i] = store.InsertParams{Kind: "k", Queue: "full", Args: []byte(`{}`), MaxAttempts: 1}
+	}
+	if _, err := s.Insert(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	for _, queue := range []string{"full", "empty"} {
+		for n := 1; n <= literalLimitMax; n++ {
+			rows, err := s.Claim(ctx, store.ClaimParams{Queue: queue, Kinds: []string{"k"}, Max: n, Owner: "n", LeaseFor: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]int{"full": n, "empty": 0}[queue]; len(rows) != want {
+				t.Fatalf("claim of %d on %s: %d jobs, want %d", n, queue, len(rows), want)
+			}
+		}
+	}
+	claims, expiries := 0, 0
+	for q := range s.w.cache.stmts {
+		switch {
+		case strings.HasPrefix(q, "UPDATE jobs SET state = 'running'"):
+			claims++
+		case strings.HasPrefix(q, "UPDATE jobs SET state = 'expired'"):
+			expiries++
+		}
+	}
+	if claims > len(literalSizes) || expiries > len(literalSizes) {
+		t.Errorf("the writer prepared %d claim and %d expiry statements, want at most %d each", claims, expiries, len(literalSizes))
 	}
 }

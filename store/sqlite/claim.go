@@ -113,14 +113,14 @@ func claim(t *wtx, p store.ClaimParams, kinds string) ([]*store.JobRow, error) {
 	return out, c.flush(t)
 }
 
-// claimAvailable claims up to p.Max available jobs and records the moves in c. It claims in one
-// statement in the common case. When it gets fewer jobs than it asked for, the queue ran dry or
-// expired jobs stood in the way: it ends those and claims again. Each turn expires at least one
-// job, so the loop ends.
+// claimAvailable claims up to p.Max available jobs and records the moves in c, in statements of
+// the sizes the writer keeps prepared (see piece): one to three. When a statement gets fewer jobs
+// than it asked for, the queue ran dry or expired jobs stood in the way: it ends those and claims
+// again. Each such turn expires at least one job, so the loop ends.
 func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c counts) ([]*store.JobRow, error) {
 	var out []*store.JobRow
 	for len(out) < p.Max {
-		want := p.Max - len(out)
+		want := piece(p.Max - len(out))
 		query, args := claimSQLs.limited(want, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
 			sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds))
 		rows, err := t.query(query, args...)
@@ -136,7 +136,7 @@ func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c coun
 		out = append(out, got...)
 		c.move(p.Queue, store.StateAvailable, store.StateRunning, int64(len(got)))
 		if len(got) == want {
-			break
+			continue
 		}
 		expired, err := expire(t, p, kinds, now, want)
 		if err != nil || expired == 0 {
