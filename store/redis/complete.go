@@ -40,7 +40,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			for i := 0; i < len(outcomes); i += completeChunk {
 				chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
-				cmds = append(cmds, scriptComplete.evalScript().Eval(ctx, p, s.keys, s.argv(scriptComplete, completeArgs(chunk))...))
+				cmds = append(cmds, scriptComplete.eval().Eval(ctx, p, s.keys, s.argv(scriptComplete, completeArgs(chunk))...))
 			}
 			return nil
 		})

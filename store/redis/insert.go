@@ -100,7 +100,7 @@ func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]an
 	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		for i := 0; i < len(params); i += insertChunk {
 			chunk := params[i:min(i+insertChunk, len(params))]
-			cmds = append(cmds, scriptInsert.evalScript().Eval(ctx, p, s.keys, s.argv(scriptInsert, insertArgs(s.origin, chunk))...))
+			cmds = append(cmds, scriptInsert.eval().Eval(ctx, p, s.keys, s.argv(scriptInsert, insertArgs(s.origin, chunk))...))
 		}
 		return nil
 	})

@@ -49,8 +49,8 @@ var libName = func() string {
 	return "rota_" + hex.EncodeToString(h.Sum(nil))[:16]
 }()
 
-// script is one transition: a function of the library, and, for the two that large calls run
-// in a MULTI, an EVAL script of the same code (see evalScript).
+// script is one transition: a function of the library, and an EVAL script of the same code for
+// the two that large calls run in a MULTI (see eval).
 type script struct {
 	name string
 	// fn is the function's name in the library.
@@ -62,6 +62,9 @@ type script struct {
 	// body is the script's own code, without its "#!ro" line.
 	body string
 	libs []string
+	// eval is the script's EVAL form, made on first use. A MULTI of several calls sends it with
+	// its source: a function missing after FUNCTION FLUSH, or a cached script after SCRIPT
+	// FLUSH, would fail its call alone inside the transaction while the others ran.
 	eval func() *goredis.Script
 }
 
@@ -98,11 +101,6 @@ func (sc *script) evalSource() string {
 	src.WriteString(sc.body)
 	return src.String()
 }
-
-// evalScript is the script's EVAL form. A MULTI of several calls sends it with its source: a
-// function missing after FUNCTION FLUSH, or a cached script after SCRIPT FLUSH, would fail its
-// call alone inside the transaction while the others ran.
-func (sc *script) evalScript() *goredis.Script { return sc.eval() }
 
 // library is the source FUNCTION LOAD takes: the prelude and the libraries once, then every
 // script as a function whose body runs after begin().
