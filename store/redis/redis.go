@@ -321,6 +321,7 @@ func (s *Store) fcall(ctx context.Context, c goredis.Cmdable, sc *script, argv [
 		return cmd
 	}
 	if err := s.loadLibrary(ctx); err != nil {
+		cmd.SetErr(fmt.Errorf("%w; loading the functions again failed: %w", cmd.Err(), err))
 		return cmd
 	}
 	return call()

@@ -112,6 +112,13 @@ end
 -- schedule, which goes through move(), gets its table, in gen.
 local nt, tId, tKind, tA, tF, tW, tMember, gen = 0, {}, {}, {}, {}, {}, {}, {}
 local expired = {}
+-- job is the table move() takes for a job read by the merge (v: its HMGET below).
+local function job(id, k, v, best)
+  local h = {i = id, s = v[1], k = k, q = queue, a = v[2], f = v[3], x = v[4] or nil,
+    u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
+  RMEMBER[h] = best
+  return h
+end
 while budget > 0 do
   local best, bestSc, bit
   for _, it in ipairs(iters) do
@@ -130,20 +137,13 @@ while budget > 0 do
     local k = bit.kind
     if v[4] and tonumber(v[4]) <= NOW then
       -- Only an ending reads whether the job has dependents.
-      local h = {i = id, s = v[1], k = k, q = queue, a = v[2], f = v[3], x = v[4], u = v[5] or nil,
-        us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
+      local h = job(id, k, v, best)
       h.dp = redis.call('HGET', jkey(id), 'dp') or nil
-      RMEMBER[h] = best
       expired[#expired + 1] = h
     else
       nt = nt + 1
       tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt] = id, k, v[2], v[3], v[8], best
-      if v[4] or v[5] or v[7] then
-        local h = {i = id, s = v[1], k = k, q = queue, a = v[2], f = v[3], x = v[4] or nil,
-          u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
-        RMEMBER[h] = best
-        gen[nt] = h
-      end
+      if v[4] or v[5] or v[7] then gen[nt] = job(id, k, v, best) end
       budget = budget - 1
       if caps[k] then
         caps[k] = caps[k] - 1

@@ -9,7 +9,7 @@
 -- Numbers are never concatenated raw into keys or values: Lua numbers are doubles and tostring
 -- rounds them to 14 digits, so every number written goes through fmt.
 local KEYS, ARGV, P, NOW, NOWS
-local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, NEGP, RELQ
+local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ
 local function fmt(n) return string.format('%d', n) end
 local function begin(keys, args)
   KEYS, ARGV, P = keys, args, args[1]
@@ -22,7 +22,7 @@ local function begin(keys, args)
   NOWS = fmt(NOW)
   FINALS, DEPQ, RELEASED, RKQ, RMEMBER, RELQ = {}, {}, {}, {}, {}, {}
   DEFER, IXPEND, IXLAST = false, {}, {}
-  WFD, WFDROP, NEGP = {}, {}, {}
+  WFD, WFDROP = {}, {}
 end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
@@ -55,8 +55,8 @@ local function rkey(q, k)
   end
   return pre .. k
 end
--- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table:
--- string.format costs ~1 µs here, once per claimed job.
+-- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table, so
+-- that none is built again from its job's fields.
 -- member is a ready-set member: run_at (never below 0) and id (a decimal text), zero-padded to
 -- 16 digits each, so that members of one priority sort by run_at, then id. string.format of both
 -- costs ~1 µs; the run_at part is kept for the next job, which nearly always has the same
@@ -343,7 +343,9 @@ end
 
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
 -- ready[k], the list of score-member pairs a variadic ZADD sends to the ready set of kind k.
--- NEGP keeps each priority's score text, formatted once per script rather than once per job.
+-- NEGP keeps each priority's score text once formatted: like NEXTATTEMPT, it is the same for
+-- every call and namespace.
+local NEGP = {}
 local function addReady(ready, k, p, runAt, id)
   local np = NEGP[p]
   if not np then
