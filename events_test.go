@@ -99,8 +99,31 @@ func TestFailedCompleteIsAnEvent(t *testing.T) {
 		t.Fatalf("store error %+v", ev)
 	}
 	down.Store(false)
+	// The event is sent before the completer waits out its backoff: advance only once that wait
+	// is on the clock, or the advance passes before it and the outcome is never retried.
+	b.timers(t, baseTimers(b.node)+1)
 	b.clock.Advance(time.Minute) // past the completer's backoff
 	b.event(t, EventJobCompleted)
+}
+
+// Stop does not outlast its caller's deadline while an outcome waits for a store that refuses
+// it: the outcome is left to the rescuer.
+func TestStopEndsWhileCompletesFail(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	b := setup(t, func(context.Context, *Job[testArgs]) error { return nil },
+		func(c *Config) { c.Store = failingCompletes{Store: c.Store.(*sqlite.Store), down: &down} })
+	b.insert(t, testArgs{}, nil)
+	b.event(t, EventStoreError)
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		stopped <- b.node.Stop(ctx)
+	}()
+	if err := recv(t, stopped); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
 }
 
 func TestStoreErrorEvent(t *testing.T) {

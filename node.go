@@ -325,8 +325,10 @@ func (n *Node) goBackground(f func()) {
 // ends, then cancels what is left; those jobs go back to their queue, first in line, without
 // using an attempt. Leases are held until nothing runs. A claim still waiting on an unresponsive
 // store when ctx ends is cancelled too (what it may have claimed is rescued once its leases
-// expire). Give ctx a deadline below your process manager's kill timeout. Stop returns ctx's
-// error if jobs had to be cancelled.
+// expire). Outcomes the store has not taken yet get TimeoutGrace more, or until ctx ends if
+// that comes first; what is still unrecorded then is rescued like a dead node's jobs. Give ctx a
+// deadline below your process manager's kill timeout. Stop returns ctx's error if jobs had to be
+// cancelled.
 func (n *Node) Stop(ctx context.Context) error {
 	n.mu.Lock()
 	started := n.started
@@ -372,10 +374,18 @@ func (n *Node) stop(ctx context.Context) error {
 	<-jobsDone
 	close(n.runnersDone)
 	close(n.drainDone)
+	// The outcomes get the grace, or what is left of the caller's deadline if that is shorter;
+	// a deadline that has already passed (the drain overran it) leaves them the grace alone.
+	deadline := ctx.Done()
+	if ctx.Err() != nil {
+		deadline = nil
+	}
 	select {
 	case <-n.compDone:
 	case <-n.clock.After(n.cfg.TimeoutGrace):
 		n.logger.Error("rota: node stop: outcomes not recorded in time; the rescuer will retry those jobs", "pending", n.completer.Pending())
+	case <-deadline:
+		n.logger.Error("rota: node stop: outcomes not recorded before the stop deadline; the rescuer will retry those jobs", "pending", n.completer.Pending())
 	}
 	n.bgCancel()
 	n.bg.Wait()
