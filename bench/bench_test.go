@@ -104,6 +104,7 @@ func BenchmarkWorkflow(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					b.ReportMetric(res.Insert.Seconds(), "insert-s")
 					b.ReportMetric(res.Fan.Seconds(), "fan-s")
 					b.ReportMetric(res.Drain.Seconds(), "drain-s")
 					b.ReportMetric(res.Ratio(), "fan/drain")

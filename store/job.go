@@ -80,7 +80,8 @@ type JobRow struct {
 	Workflow string `json:"workflow,omitempty"`
 	Step     string `json:"step,omitempty"`
 	// DependsOn lists the jobs this one waited or waits for, in the order they were given
-	// (InsertParams.DependsOn, then DependsOnIndex, then jobs added by DependencyOf).
+	// (InsertParams.DependsOn, then DependsOnIndex, then jobs added by DependencyOf), each once
+	// however often it was named.
 	DependsOn        []int64 `json:"depends_on,omitempty"`
 	IgnoreFailedDeps bool    `json:"ignore_failed_deps,omitempty"`
 	// Errors holds the error of every failed attempt, oldest first.

@@ -185,8 +185,8 @@ func (a *app) benchWorkflow(ctx context.Context, workload string, cfg bench.Conf
 			return err
 		}
 		res = r
-		line = fmt.Sprintf("fan-out/fan-in of %d steps: %.2f s; drain of %d jobs: %.2f s; %.2f× the drain\n",
-			r.Steps, r.Fan.Seconds(), r.Steps, r.Drain.Seconds(), r.Ratio())
+		line = fmt.Sprintf("fan-out/fan-in of %d steps: inserted in %.2f s, ran in %.2f s; drain of %d jobs: %.2f s; %.2f× the drain\n",
+			r.Steps, r.Insert.Seconds(), r.Fan.Seconds(), r.Steps, r.Drain.Seconds(), r.Ratio())
 	}
 	if a.jsonOutput() {
 		enc := json.NewEncoder(a.stdout)

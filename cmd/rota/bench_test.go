@@ -47,12 +47,13 @@ func TestBenchRedis(t *testing.T) {
 func TestBenchWorkflows(t *testing.T) {
 	e := newEnv(t)
 	var fan struct {
-		Steps int   `json:"steps"`
-		Fan   int64 `json:"fan_ns"`
-		Drain int64 `json:"drain_ns"`
+		Steps  int   `json:"steps"`
+		Insert int64 `json:"insert_ns"`
+		Fan    int64 `json:"fan_ns"`
+		Drain  int64 `json:"drain_ns"`
 	}
 	r := e.run("bench", "--workload", "fan-out-in", "--jobs", "200", "--workers", "10", "-o", "json").ok(t)
-	if err := json.Unmarshal([]byte(r.stdout), &fan); err != nil || fan.Steps != 200 || fan.Fan <= 0 || fan.Drain <= 0 {
+	if err := json.Unmarshal([]byte(r.stdout), &fan); err != nil || fan.Steps != 200 || fan.Insert <= 0 || fan.Fan <= 0 || fan.Drain <= 0 {
 		t.Fatalf("fan-out-in: %+v (%v):\n%s", fan, err, r.stdout)
 	}
 	var chain struct {

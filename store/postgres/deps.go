@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/ids"
 )
 
 // Dependencies. An insert that names dependencies locks them (FOR NO KEY UPDATE) before it
@@ -287,14 +288,14 @@ func (d *depInsert) insertGeneration(ctx context.Context, idx []int) error {
 }
 
 // named returns the jobs params[i] waits for, in its order: DependsOn, then DependsOnIndex
-// (the job each of those inserted, or found holding its unique key).
+// (the job each of those inserted, or found holding its unique key), without repeats.
 func (d *depInsert) named(i int) []int64 {
 	p := d.params[i]
-	ids := slices.Clone(p.DependsOn)
+	named := slices.Clone(p.DependsOn)
 	for _, j := range p.DependsOnIndex {
-		ids = append(ids, d.out[j].Job.ID)
+		named = append(named, d.out[j].Job.ID)
 	}
-	return ids
+	return ids.Unique(named)
 }
 
 // readNamed locks and reads the jobs that the jobs idx name and known does not hold (the
@@ -337,10 +338,7 @@ func (d *depInsert) readNamed(ctx context.Context, idx []int) error {
 func (d *depInsert) row(i int) depRow {
 	p := d.params[i]
 	r := depRow{dependsOn: d.named(i)}
-	for k, id := range r.dependsOn {
-		if slices.Contains(r.dependsOn[:k], id) {
-			continue
-		}
+	for _, id := range r.dependsOn {
 		switch dep := d.known[id]; {
 		case !dep.state.Final():
 			r.waits = append(r.waits, id)

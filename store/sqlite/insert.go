@@ -87,50 +87,66 @@ func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParam
 	return res, nil
 }
 
-// insertJobs inserts params in order. Jobs without a unique key go in multi-row statements; a
-// keyed job is looked up and inserted on its own, so that a later job of the same call sees an
-// earlier one's key.
+// insertJobs inserts params in order. Jobs without a unique key go in multi-row statements, and
+// so do those that wait for jobs inserted before them (a workflow's steps): their dependencies
+// are read, and their edges written, a statement per chunk. A keyed job, and one added as a
+// dependency of another (DependencyOf), is looked up and inserted on its own, so that a later job
+// of the same call sees an earlier one's key.
 func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.InsertResult, []store.Notification, error) {
 	now = truncate(now)
 	res := make([]store.InsertResult, len(params))
 	var notes []store.Notification
-	var plain []int              // indexes into params
+	var batch []int              // indexes into params, for the next multi-row statements
 	keyed := make(map[int64]int) // job id -> index into res, of the keyed jobs inserted so far
 	c := make(counts)
 	flush := func() error {
-		for len(plain) > 0 {
-			n := min(len(plain), insertChunk)
-			if err := insertRows(x, now, params, plain[:n], res, nil); err != nil {
+		for len(batch) > 0 {
+			chunk := batch[:min(len(batch), insertChunk)]
+			plans, err := planBatch(x, params, chunk, res)
+			if err != nil {
 				return err
 			}
-			plain = plain[n:]
+			if err := insertRows(x, now, params, chunk, res, plans); err != nil {
+				return err
+			}
+			if err := linkWaits(x, params, chunk, plans, res); err != nil {
+				return err
+			}
+			batch = batch[len(chunk):]
 		}
 		return nil
 	}
-	plans := make(map[int]*depPlan)
 	for i := range params {
-		if hasDeps(&params[i]) {
-			if err := flush(); err != nil {
-				return nil, nil, err
+		p := &params[i]
+		if p.UniqueKey == "" && p.DependencyOf == 0 {
+			// A job that waits for one still in the batch must see it inserted first.
+			if len(batch) > 0 && slices.ContainsFunc(p.DependsOnIndex, func(k int) bool { return k >= batch[0] }) {
+				if err := flush(); err != nil {
+					return nil, nil, err
+				}
 			}
-			plan, err := planDeps(x, params, i, res)
-			if err != nil {
-				return nil, nil, err
-			}
-			plans[i] = plan
-		}
-		if params[i].UniqueKey == "" && plans[i] == nil {
-			plain = append(plain, i)
-			if len(plain) == insertChunk {
+			batch = append(batch, i)
+			if len(batch) == insertChunk {
 				if err := flush(); err != nil {
 					return nil, nil, err
 				}
 			}
 			continue
 		}
+		if err := flush(); err != nil {
+			return nil, nil, err
+		}
+		var plan *depPlan
+		if hasDeps(p) {
+			var err error
+			if plan, err = planDeps(x, params, i, res); err != nil {
+				return nil, nil, err
+			}
+		}
+		plans := map[int]*depPlan{i: plan}
 		var cancelled []*store.JobRow
 		var err error
-		if params[i].UniqueKey == "" {
+		if p.UniqueKey == "" {
 			err = insertRows(x, now, params, []int{i}, res, plans)
 		} else {
 			cancelled, err = insertUnique(x, now, params, i, res, plans)
@@ -145,8 +161,8 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		for _, h := range cancelled {
 			ends = append(ends, ended{id: h.ID, state: store.StateCancelled})
 		}
-		if plan := plans[i]; plan != nil && !res[i].Duplicate {
-			more, err := linkDeps(x, &params[i], plan, res[i].Job)
+		if plan != nil && !res[i].Duplicate {
+			more, err := linkDeps(x, p, plan, res[i].Job)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/ids"
 )
 
 // depPlan is how a job inserted with dependencies starts: waiting for some of them, cancelled
@@ -25,35 +26,17 @@ func hasDeps(p *store.InsertParams) bool {
 // and checks that the job it is to be a dependency of still waits.
 func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertResult) (*depPlan, error) {
 	p := &params[i]
-	deps := slices.Clone(p.DependsOn)
-	for _, k := range p.DependsOnIndex {
-		if k < 0 || k >= i {
-			return nil, fmt.Errorf("job %d of the call waits for job %d of it, not an earlier one", i, k)
-		}
-		deps = append(deps, res[k].Job.ID)
-	}
-	plan := &depPlan{}
-	for _, d := range deps {
-		if !slices.Contains(plan.dependsOn, d) {
-			plan.dependsOn = append(plan.dependsOn, d)
-		}
-	}
-	states, err := jobStates(x, plan.dependsOn)
+	deps, err := depIDs(params, i, res)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range plan.dependsOn {
-		st, ok := states[d]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("dependency job %d: %w", d, store.ErrNotFound)
-		case st.Final() && st != store.StateCompleted && !p.IgnoreFailedDeps:
-			if plan.failed == "" {
-				plan.failed = store.DependencyError(d, st)
-			}
-		case store.WaitsFor(st, p.IgnoreFailedDeps):
-			plan.waiting = append(plan.waiting, d)
-		}
+	states, err := jobStates(x, deps)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planFrom(p, deps, states)
+	if err != nil {
+		return nil, err
 	}
 	if p.DependencyOf != 0 {
 		states, err := jobStates(x, []int64{p.DependencyOf})
@@ -65,6 +48,78 @@ func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertRe
 			return nil, fmt.Errorf("dependent job %d: %w", p.DependencyOf, store.ErrNotFound)
 		case st != store.StatePending:
 			return nil, fmt.Errorf("dependent job %d is %s: %w", p.DependencyOf, st, store.ErrNotPending)
+		}
+	}
+	return plan, nil
+}
+
+// planBatch plans the jobs of params[idx...] that have dependencies, all of them inserted before
+// these, with one read of their states; nil when none has any.
+func planBatch(x execer, params []store.InsertParams, idx []int, res []store.InsertResult) (map[int]*depPlan, error) {
+	deps := make(map[int][]int64)
+	var all []int64
+	seen := make(map[int64]bool)
+	for _, i := range idx {
+		if !hasDeps(&params[i]) {
+			continue
+		}
+		ids, err := depIDs(params, i, res)
+		if err != nil {
+			return nil, err
+		}
+		deps[i] = ids
+		for _, d := range ids {
+			if !seen[d] {
+				seen[d] = true
+				all = append(all, d)
+			}
+		}
+	}
+	if len(deps) == 0 {
+		return nil, nil
+	}
+	states, err := jobStates(x, all)
+	if err != nil {
+		return nil, err
+	}
+	plans := make(map[int]*depPlan, len(deps))
+	for _, i := range idx {
+		if ids, ok := deps[i]; ok {
+			if plans[i], err = planFrom(&params[i], ids, states); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return plans, nil
+}
+
+// depIDs are the ids of params[i]'s dependencies, in order, without repeats.
+func depIDs(params []store.InsertParams, i int, res []store.InsertResult) ([]int64, error) {
+	p := &params[i]
+	out := slices.Clone(p.DependsOn)
+	for _, k := range p.DependsOnIndex {
+		if k < 0 || k >= i {
+			return nil, fmt.Errorf("job %d of the call waits for job %d of it, not an earlier one", i, k)
+		}
+		out = append(out, res[k].Job.ID)
+	}
+	return ids.Unique(out), nil
+}
+
+// planFrom is the plan of p, whose dependencies deps are in states when they exist.
+func planFrom(p *store.InsertParams, deps []int64, states map[int64]store.State) (*depPlan, error) {
+	plan := &depPlan{dependsOn: deps}
+	for _, d := range deps {
+		st, ok := states[d]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("dependency job %d: %w", d, store.ErrNotFound)
+		case st.Final() && st != store.StateCompleted && !p.IgnoreFailedDeps:
+			if plan.failed == "" {
+				plan.failed = store.DependencyError(d, st)
+			}
+		case store.WaitsFor(st, p.IgnoreFailedDeps):
+			plan.waiting = append(plan.waiting, d)
 		}
 	}
 	return plan, nil
@@ -115,23 +170,79 @@ func (plan *depPlan) pending() int {
 	return len(plan.waiting)
 }
 
+// linkWaits writes, for the inserted jobs of params[idx...] that wait for some of their
+// dependencies, the edges from those, their has-dependents flags and the jobs' counts of what
+// they wait for. Rows that share a value go in one statement over a JSON array of the others:
+// the edges grouped by dependency or by dependent, whichever makes fewer groups (a fan-out's
+// steps all wait for one job, a fan-in's last step for all of them), the counts by count.
+func linkWaits(x execer, params []store.InsertParams, idx []int, plans map[int]*depPlan, res []store.InsertResult) error {
+	byDep, byJob := make(map[int64][]int64), make(map[int64][]int64)
+	var deps, jobs []int64 // the keys of byDep and byJob, in order
+	type count struct {
+		n      int
+		ignore bool
+	}
+	waits := make(map[count][]int64)
+	var counts []count
+	for _, i := range idx {
+		plan := plans[i]
+		n := plan.pending()
+		if n == 0 || res[i].Duplicate {
+			continue
+		}
+		j := res[i].Job
+		for _, d := range plan.waiting {
+			if byDep[d] == nil {
+				deps = append(deps, d)
+			}
+			byDep[d] = append(byDep[d], j.ID)
+		}
+		jobs = append(jobs, j.ID)
+		byJob[j.ID] = plan.waiting
+		k := count{n, j.IgnoreFailedDeps}
+		if waits[k] == nil {
+			counts = append(counts, k)
+		}
+		waits[k] = append(waits[k], j.ID)
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	if len(deps) <= len(jobs) {
+		for _, d := range deps {
+			if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT ?, value FROM json_each(?)`,
+				d, jsonText(byDep[d])); err != nil {
+				return err
+			}
+		}
+	} else {
+		for _, j := range jobs {
+			if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
+				j, jsonText(byJob[j])); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1
+		WHERE id IN (SELECT value FROM json_each(?)) AND NOT has_dependents`, jsonText(deps)); err != nil {
+		return err
+	}
+	for _, k := range counts {
+		if _, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed) SELECT value, ?, ? FROM json_each(?)`,
+			k.n, k.ignore, jsonText(waits[k])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // linkDeps writes the edges of the inserted job j: from each dependency it waits for, and to the
 // job it was added to (DependencyOf). It returns j as ended when it starts final and another job
 // now waits for it, for the caller to resolve.
 func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) ([]ended, error) {
-	if n := plan.pending(); n > 0 {
-		if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
-			j.ID, jsonText(plan.waiting)); err != nil {
-			return nil, err
-		}
-		if _, err := x.exec(`UPDATE jobs SET has_dependents = 1
-			WHERE id IN (SELECT value FROM json_each(?)) AND NOT has_dependents`, jsonText(plan.waiting)); err != nil {
-			return nil, err
-		}
-		if _, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
-			j.ID, n, j.IgnoreFailedDeps); err != nil {
-			return nil, err
-		}
+	one := []store.InsertParams{*p}
+	if err := linkWaits(x, one, []int{0}, map[int]*depPlan{0: plan}, []store.InsertResult{{Job: j}}); err != nil {
+		return nil, err
 	}
 	if p.DependencyOf == 0 {
 		return nil, nil

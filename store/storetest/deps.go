@@ -24,6 +24,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"RetryPendingRunsNow":           testRetryPending,
 	"SupersedePending":              testSupersedePending,
 	"FanOutFanIn":                   testFanOutFanIn,
+	"MixedInsert":                   testMixedInsert,
 	"WorkflowsListed":               testWorkflowsListed,
 	"RetryWorkflow":                 testRetryWorkflow,
 	"RetryWorkflowOutsideFailed":    testRetryWorkflowOutsideFailed,
@@ -346,6 +347,58 @@ func testSupersedePending(t *testing.T, e *env) {
 	e.insertOne(p)
 	wantFinalized(t, e.get(held.ID), store.StateCancelled, e.now())
 	wantDepCancelled(t, e, w.ID, held.ID, store.StateCancelled)
+}
+
+// One call mixes plain jobs with jobs that wait for pending, completed and failed jobs, for
+// earlier jobs of the call, and for several jobs each: every one starts as it would alone.
+func testMixedInsert(t *testing.T, e *env) {
+	r1, r2 := e.insertOne(job("k")), e.insertOne(job("k"))
+	done, failed := e.insertOne(job("k")), e.insertOne(job("k"))
+	e.finish(done.ID, store.StateCompleted)
+	e.finish(failed.ID, store.StateDiscarded)
+	ignoring := after(failed.ID)
+	ignoring.IgnoreFailedDeps = true
+	inCall := job("k")
+	inCall.DependsOnIndex = []int{0, 1}
+	ps := []store.InsertParams{
+		after(r1.ID),               // 0: waits for r1
+		job("k"),                   // 1: plain
+		after(r1.ID, r2.ID),        // 2: waits for both
+		after(done.ID),             // 3: its one dependency completed
+		after(done.ID, failed.ID),  // 4: cancelled by failed
+		ignoring,                   // 5: runs anyway
+		after(r2.ID, done.ID),      // 6: waits for r2 only
+		inCall,                     // 7: waits for 0 (pending) and 1 (available)
+		after(r1.ID, r1.ID, r2.ID), // 8: repeats are one dependency
+	}
+	rows := e.insert(ps...)
+	want := []store.State{store.StatePending, store.StateAvailable, store.StatePending, store.StateAvailable,
+		store.StateCancelled, store.StateAvailable, store.StatePending, store.StatePending, store.StatePending}
+	for i, w := range want {
+		if rows[i].State != w {
+			t.Errorf("job %d of the call inserted %s, want %s", i, rows[i].State, w)
+		}
+		wantState(t, e.get(rows[i].ID), w)
+	}
+	wantDepCancelled(t, e, rows[4].ID, failed.ID, store.StateDiscarded)
+	if got := e.get(rows[8].ID).DependsOn; !slices.Equal(got, []int64{r1.ID, r2.ID}) {
+		t.Errorf("job 8 DependsOn %v, want [%d %d]", got, r1.ID, r2.ID)
+	}
+	e.finish(r1.ID, store.StateCompleted)
+	wantState(t, e.get(rows[0].ID), store.StateAvailable)
+	wantPending(t, e, rows[2].ID, rows[6].ID, rows[7].ID, rows[8].ID)
+	e.finish(r2.ID, store.StateCompleted)
+	for _, i := range []int{2, 6, 8} {
+		wantState(t, e.get(rows[i].ID), store.StateAvailable)
+	}
+	wantPending(t, e, rows[7].ID)
+	e.finish(rows[0].ID, store.StateCompleted)
+	wantPending(t, e, rows[7].ID) // 1 is still to complete
+	e.finish(rows[1].ID, store.StateCompleted)
+	wantState(t, e.get(rows[7].ID), store.StateAvailable)
+	if c := e.stats()["default"].Counts; c[store.StatePending] != 0 {
+		t.Errorf("counts %v, want none pending", c)
+	}
 }
 
 // One completion releases many dependents, and a job waiting for many is released by the last.
