@@ -33,7 +33,7 @@ func (s *Store) get(ctx context.Context, id int64) (*store.JobRow, error) {
 
 // List returns a page of jobs in id order. The statement holds only the filters p sets, so each
 // shape of filter gets a plan of its own. No index serves the tag, schedule, args or created
-// filters: the plan walks the primary key (or the workflow index) and tests each row, so a page
+// filters: the plan walks the primary key (or a workflow's steps) and tests each row, so a page
 // costs the rows walked until it fills.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
 	if err := p.Check(); err != nil {
@@ -59,8 +59,8 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 		where = append(where, "kind = "+arg(p.Kind))
 	}
 	if p.Workflow != "" {
-		// In the collation of jobs_workflow, whose (workflow, id) order pages a workflow's steps.
-		where = append(where, `workflow COLLATE "C" = `+arg(p.Workflow))
+		// workflow_steps holds a workflow's steps in id order.
+		where = append(where, `id IN (SELECT job_id FROM {schema}.workflow_steps WHERE workflow = `+arg(p.Workflow)+`)`)
 	}
 	where = append(where, listFilters(p, arg)...)
 	order := "id"

@@ -79,6 +79,10 @@ inserted AS (
 	{on_conflict}
 	RETURNING id, queue, state
 ),
+steps AS (
+	INSERT INTO {schema}.workflow_steps (workflow, job_id)
+	SELECT p.workflow, p.id FROM params p WHERE p.workflow IS NOT NULL AND p.id IN (SELECT id FROM inserted)
+),
 edges AS (
 	INSERT INTO {schema}.job_deps (dep_id, job_id)
 	SELECT e.dep, e.job FROM unnest($23::bigint[], $24::bigint[]) AS e(dep, job)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -148,29 +149,31 @@ func TestInsertTxDepsDatabaseSQL(t *testing.T) {
 	}
 }
 
-// Workflows and a workflow's steps are read through jobs_workflow, never the whole table.
+// Workflows and a workflow's steps are read through workflow_steps, never the whole table.
 func TestWorkflowQueriesUseTheirIndex(t *testing.T) {
 	s := open(t)
 	mustInsert(t, s, benchJobs(5000)...)
-	steps := make([]store.InsertParams, 0, 300)
-	for i := range 300 {
+	// Enough steps in enough workflows that reading them all would cost more than the index.
+	steps := make([]store.InsertParams, 0, 3000)
+	for i := range 3000 {
 		p := job("k")
-		p.Workflow = "wf-" + string(rune('a'+i%26))
+		p.Workflow = fmt.Sprintf("wf-%02d", i%100)
 		steps = append(steps, p)
 	}
 	mustInsert(t, s, steps...)
-	if _, err := s.pool.Exec(t.Context(), s.sql("ANALYZE {schema}.jobs")); err != nil {
+	if _, err := s.pool.Exec(t.Context(), s.sql("ANALYZE {schema}.jobs, {schema}.workflow_steps")); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []struct{ name, sql, args string }{
-		{"page", strings.Replace(workflowPageSQL, "{before}", `AND workflow COLLATE "C" < $2`, 1), "100, 'wf-x'"},
-		{"one", workflowCountsSQL, "'wf-b'"},
-		{"steps", workflowStepsSQL, "'wf-b'"},
-		{"list", `SELECT ` + jobColumns + ` FROM {schema}.jobs WHERE workflow COLLATE "C" = $1 ORDER BY id LIMIT $2`, "'wf-b', 100"},
+		{"page", strings.Replace(workflowPageSQL, "{before}", `WHERE workflow < $2`, 1), "100, 'wf-50'"},
+		{"one", workflowCountsSQL, "'wf-07'"},
+		{"steps", workflowStepsSQL, "'wf-07'"},
+		{"list", `SELECT ` + jobColumns + ` FROM {schema}.jobs
+			WHERE id IN (SELECT job_id FROM {schema}.workflow_steps WHERE workflow = $1) ORDER BY id LIMIT $2`, "'wf-07', 100"},
 	} {
 		plan := explain(t, s, q.sql, q.args)
-		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "jobs_workflow") {
-			t.Errorf("%s: plan does not walk jobs_workflow:\n%s", q.name, plan)
+		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "workflow_steps_pkey") {
+			t.Errorf("%s: plan does not walk workflow_steps:\n%s", q.name, plan)
 		}
 	}
 	// What jobs_ended looks for on the first end of a statement: the statement's other ends,
@@ -341,5 +344,36 @@ func TestMigrateDepsOntoJobs(t *testing.T) {
 	}
 	if got := mustGet(t, s, waiting.ID); got.State != store.StateAvailable {
 		t.Fatalf("job waiting for the old one: %s after it completed", got.State)
+	}
+}
+
+// A step's row in workflow_steps goes with the step, however it is deleted: the listing would
+// still be right without it, but would walk ever more rows of workflows long gone.
+func TestWorkflowStepsGoWithTheirJobs(t *testing.T) {
+	s := open(t)
+	p := job("k")
+	p.Workflow = "wf-gone"
+	res := mustInsert(t, s, p, p)
+	steps := func() (n int) {
+		t.Helper()
+		if err := s.pool.QueryRow(t.Context(), s.sql(`SELECT count(*) FROM {schema}.workflow_steps`)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := steps(); n != 2 {
+		t.Fatalf("after the insert: %d rows, want 2", n)
+	}
+	if err := s.Delete(t.Context(), res[0].Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := steps(); n != 1 {
+		t.Fatalf("after a delete: %d rows, want 1", n)
+	}
+	if _, err := s.pool.Exec(t.Context(), s.sql(`DELETE FROM {schema}.jobs`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := steps(); n != 0 {
+		t.Fatalf("after deleting the rest: %d rows, want 0", n)
 	}
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // workflowStepsSQL locks the steps of the workflow $1, in id order.
-const workflowStepsSQL = `SELECT id, state, coalesce(depends_on, '{}'), coalesce(ignore_failed_deps, false) FROM {schema}.jobs
-	WHERE workflow COLLATE "C" = $1 ORDER BY id FOR UPDATE`
+const workflowStepsSQL = `SELECT j.id, j.state, coalesce(j.depends_on, '{}'), coalesce(j.ignore_failed_deps, false)
+	FROM {schema}.workflow_steps w JOIN {schema}.jobs j ON j.id = w.job_id
+	WHERE w.workflow = $1 ORDER BY j.id FOR UPDATE OF j`
 
 // depStatesSQL locks the jobs $1 outside the workflow that its retried steps name, and reads
 // their states.

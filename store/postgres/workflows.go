@@ -12,31 +12,33 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// Workflows are found through jobs_workflow, (workflow COLLATE "C", id) over the jobs that have
-// one: a workflow's steps are one range of it, and the workflows, newest first, are found by
-// stepping from one id to the next below it, one index probe each, never reading the steps of
-// the workflows they pass over. PostgreSQL has no skip scan to do that for a DISTINCT.
+// Workflows are found through workflow_steps, (workflow COLLATE "C", job id) for every job that
+// has one: a workflow's steps are one range of its key, and the workflows, newest first, are
+// found by stepping from one workflow id to the next below it, one index probe each, never
+// reading the steps of the workflows they pass over. PostgreSQL has no skip scan to do that for
+// a DISTINCT.
 
 // workflowCountsSQL counts the steps of the workflow $1 by state.
-const workflowCountsSQL = `SELECT $1::text, state, count(*), min(created_at) FROM {schema}.jobs
-	WHERE workflow COLLATE "C" = $1 GROUP BY state`
+const workflowCountsSQL = `SELECT $1::text, j.state, count(*), min(j.created_at)
+	FROM {schema}.workflow_steps w JOIN {schema}.jobs j ON j.id = w.job_id
+	WHERE w.workflow = $1 GROUP BY j.state`
 
 // workflowPageSQL counts the steps of the $1 workflows with the greatest ids ({before}: below
-// $2), by state. The recursive part finds the next id below the last one through the index;
-// the LIMIT stops the recursion once the page is full.
+// $2), by state. The recursive part finds the next id below the last one through the key; the
+// LIMIT stops the recursion once the page is full.
 const workflowPageSQL = `
 WITH RECURSIVE ids(id) AS (
-	(SELECT workflow FROM {schema}.jobs WHERE workflow IS NOT NULL {before}
-		ORDER BY workflow COLLATE "C" DESC LIMIT 1)
+	(SELECT workflow FROM {schema}.workflow_steps {before} ORDER BY workflow DESC LIMIT 1)
 	UNION ALL
-	SELECT (SELECT workflow FROM {schema}.jobs WHERE workflow IS NOT NULL AND workflow COLLATE "C" < ids.id
-		ORDER BY workflow COLLATE "C" DESC LIMIT 1)
+	SELECT (SELECT workflow FROM {schema}.workflow_steps WHERE workflow < ids.id
+		ORDER BY workflow DESC LIMIT 1)
 	FROM ids WHERE ids.id IS NOT NULL
 ),
 page AS (SELECT id FROM ids WHERE id IS NOT NULL LIMIT $1)
 SELECT page.id, c.state, c.n, c.created FROM page CROSS JOIN LATERAL (
-	SELECT state, count(*) AS n, min(created_at) AS created FROM {schema}.jobs
-	WHERE workflow COLLATE "C" = page.id GROUP BY state) c`
+	SELECT j.state, count(*) AS n, min(j.created_at) AS created
+	FROM {schema}.workflow_steps w JOIN {schema}.jobs j ON j.id = w.job_id
+	WHERE w.workflow = page.id GROUP BY j.state) c`
 
 // Workflows counts the steps of workflows by state, newest (greatest id, in byte order) first.
 func (s *Store) Workflows(ctx context.Context, p store.WorkflowListParams) ([]store.WorkflowStats, error) {
@@ -53,7 +55,7 @@ func (s *Store) Workflows(ctx context.Context, p store.WorkflowListParams) ([]st
 		args := []any{limit}
 		before := ""
 		if p.Before != "" {
-			before, args = `AND workflow COLLATE "C" < $2`, append(args, p.Before)
+			before, args = `WHERE workflow < $2`, append(args, p.Before)
 		}
 		rs, err = s.pool.Query(ctx, s.sql(strings.Replace(workflowPageSQL, "{before}", before, 1)), args...)
 	}

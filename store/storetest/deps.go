@@ -26,6 +26,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"FanOutFanIn":                   testFanOutFanIn,
 	"MixedInsert":                   testMixedInsert,
 	"WorkflowsListed":               testWorkflowsListed,
+	"WorkflowGoesWithItsSteps":      testWorkflowGoesWithSteps,
 	"RetryWorkflow":                 testRetryWorkflow,
 	"RetryWorkflowOutsideFailed":    testRetryWorkflowOutsideFailed,
 	"LastDepsEndAtOnce":             func(t *testing.T, e *env) { LastDepsRace(t, e.s) },
@@ -470,6 +471,39 @@ func testWorkflowsListed(t *testing.T, e *env) {
 	steps := e.list(store.ListParams{Workflow: "wf-b"})
 	if !slices.Equal(ids(steps), ids(b)) {
 		t.Errorf("List(Workflow wf-b) = %v, want %v", ids(steps), ids(b))
+	}
+}
+
+// A workflow whose steps are deleted or pruned is listed no more, and a step deleted is not
+// among the workflow's steps.
+func testWorkflowGoesWithSteps(t *testing.T, e *env) {
+	step := func() store.InsertParams {
+		p := job("k")
+		p.Workflow = "wf-gone"
+		return p
+	}
+	rows := e.insert(step(), step(), step())
+	if err := e.s.Delete(e.ctx, rows[0].ID); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if got := e.list(store.ListParams{Workflow: "wf-gone"}); !slices.Equal(ids(got), ids(rows[1:])) {
+		t.Errorf("steps after a delete = %v, want %v", ids(got), ids(rows[1:]))
+	}
+	one, err := e.s.Workflows(e.ctx, store.WorkflowListParams{ID: "wf-gone"})
+	if err != nil || len(one) != 1 || one[0].Counts[store.StateAvailable] != 2 {
+		t.Fatalf("after a delete: %+v, %v; want 2 available steps", one, err)
+	}
+	e.finish(rows[1].ID, store.StateCompleted)
+	e.finish(rows[2].ID, store.StateCompleted)
+	e.advance(time.Hour)
+	if n, err := e.s.Prune(e.ctx, store.PruneParams{States: []store.State{store.StateCompleted}, Before: e.now()}); err != nil || n != 2 {
+		t.Fatalf("prune: %d, %v; want the 2 steps", n, err)
+	}
+	if all, err := e.s.Workflows(e.ctx, store.WorkflowListParams{}); err != nil || len(all) != 0 {
+		t.Errorf("after pruning every step: %+v, %v; want no workflow", all, err)
+	}
+	if got := e.list(store.ListParams{Workflow: "wf-gone"}); len(got) != 0 {
+		t.Errorf("steps after the prune = %v, want none", ids(got))
 	}
 }
 
