@@ -187,7 +187,7 @@ func TestWorkflowQueriesUseTheirIndex(t *testing.T) {
 
 // explain returns the plan the server chooses for q with the parameter values args (SQL
 // literals), as a caller's statement gets it.
-func explain(t *testing.T, s *Store, q, args string) string {
+func explain(t *testing.T, s *Store, q, args string, settings ...string) string {
 	t.Helper()
 	ctx := t.Context()
 	conn, err := s.pool.Acquire(ctx)
@@ -195,6 +195,14 @@ func explain(t *testing.T, s *Store, q, args string) string {
 		t.Fatal(err)
 	}
 	defer conn.Release()
+	for _, set := range settings {
+		if _, err := conn.Exec(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(settings) > 0 {
+		defer conn.Exec(ctx, "RESET ALL")
+	}
 	if _, err := conn.Exec(ctx, "PREPARE explained AS "+s.sql(q)); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +219,9 @@ func explain(t *testing.T, s *Store, q, args string) string {
 			t.Fatal(err)
 		}
 		plan = append(plan, line)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
 }
@@ -375,5 +386,38 @@ func TestWorkflowStepsGoWithTheirJobs(t *testing.T) {
 	}
 	if n := steps(); n != 0 {
 		t.Fatalf("after deleting the rest: %d rows, want 0", n)
+	}
+}
+
+// A resolution deletes the ended jobs' edges through job_deps' key however many edges wait
+// (migration 013): with the statistics of a table full of a fan-in's edges, the join with the
+// unnested ids it replaced was planned as a scan of every edge, for every batch of completions.
+// This is the shape of resolve_dependents' DELETE, planned for the values at hand as plpgsql
+// does for a statement's first runs.
+func TestResolutionDeletesEdgesByKey(t *testing.T) {
+	s := open(t)
+	// A fan-out/fan-in before its root ends: 10,000 edges from the root, one from each step.
+	root := mustInsert(t, s, job("k"))[0].Job
+	ps := benchJobs(10_000)
+	for i := range ps {
+		ps[i].DependsOn = []int64{root.ID}
+	}
+	steps := mustInsert(t, s, ps...)
+	final := job("k")
+	for _, r := range steps {
+		final.DependsOn = append(final.DependsOn, r.Job.ID)
+	}
+	mustInsert(t, s, final)
+	var ended []string // a batch of completed steps
+	for _, r := range steps[:100] {
+		ended = append(ended, strconv.FormatInt(r.Job.ID, 10))
+	}
+	if _, err := s.pool.Exec(t.Context(), s.sql("ANALYZE {schema}.job_deps")); err != nil {
+		t.Fatal(err)
+	}
+	plan := explain(t, s, `DELETE FROM {schema}.job_deps d WHERE d.dep_id = ANY ($1::bigint[]) RETURNING d.job_id, d.dep_id`,
+		"'{"+strings.Join(ended, ",")+"}'", "SET plan_cache_mode = force_custom_plan")
+	if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "job_deps_pkey") {
+		t.Errorf("the edges of 100 ended jobs are not deleted through the key:\n%s", plan)
 	}
 }
