@@ -109,7 +109,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 			if err := insertRows(x, now, params, chunk, res, plans); err != nil {
 				return err
 			}
-			if err := linkWaits(x, params, chunk, plans, res); err != nil {
+			if err := linkWaits(x, chunk, plans, res); err != nil {
 				return err
 			}
 			batch = batch[len(chunk):]

@@ -63,12 +63,12 @@ func planBatch(x execer, params []store.InsertParams, idx []int, res []store.Ins
 		if !hasDeps(&params[i]) {
 			continue
 		}
-		ids, err := depIDs(params, i, res)
+		named, err := depIDs(params, i, res)
 		if err != nil {
 			return nil, err
 		}
-		deps[i] = ids
-		for _, d := range ids {
+		deps[i] = named
+		for _, d := range named {
 			if !seen[d] {
 				seen[d] = true
 				all = append(all, d)
@@ -84,8 +84,8 @@ func planBatch(x execer, params []store.InsertParams, idx []int, res []store.Ins
 	}
 	plans := make(map[int]*depPlan, len(deps))
 	for _, i := range idx {
-		if ids, ok := deps[i]; ok {
-			if plans[i], err = planFrom(&params[i], ids, states); err != nil {
+		if named, ok := deps[i]; ok {
+			if plans[i], err = planFrom(&params[i], named, states); err != nil {
 				return nil, err
 			}
 		}
@@ -170,12 +170,12 @@ func (plan *depPlan) pending() int {
 	return len(plan.waiting)
 }
 
-// linkWaits writes, for the inserted jobs of params[idx...] that wait for some of their
+// linkWaits writes, for the inserted jobs res[idx...] that wait for some of their
 // dependencies, the edges from those, their has-dependents flags and the jobs' counts of what
 // they wait for. Rows that share a value go in one statement over a JSON array of the others:
 // the edges grouped by dependency or by dependent, whichever makes fewer groups (a fan-out's
 // steps all wait for one job, a fan-in's last step for all of them), the counts by count.
-func linkWaits(x execer, params []store.InsertParams, idx []int, plans map[int]*depPlan, res []store.InsertResult) error {
+func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertResult) error {
 	byDep, byJob := make(map[int64][]int64), make(map[int64][]int64)
 	var deps, jobs []int64 // the keys of byDep and byJob, in order
 	type count struct {
@@ -240,8 +240,7 @@ func linkWaits(x execer, params []store.InsertParams, idx []int, plans map[int]*
 // job it was added to (DependencyOf). It returns j as ended when it starts final and another job
 // now waits for it, for the caller to resolve.
 func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) ([]ended, error) {
-	one := []store.InsertParams{*p}
-	if err := linkWaits(x, one, []int{0}, map[int]*depPlan{0: plan}, []store.InsertResult{{Job: j}}); err != nil {
+	if err := linkWaits(x, []int{0}, map[int]*depPlan{0: plan}, []store.InsertResult{{Job: j}}); err != nil {
 		return nil, err
 	}
 	if p.DependencyOf == 0 {

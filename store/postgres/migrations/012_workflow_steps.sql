@@ -15,7 +15,7 @@ SELECT workflow, id FROM {schema}.jobs WHERE workflow IS NOT NULL;
 DROP INDEX {schema}.jobs_workflow;
 
 -- The insert of a step writes its row here itself (insertDepsSQL); a delete, from any path
--- (Delete, the pruner, a workflow's retention), takes it out through this trigger.
+-- (Delete, the pruner), takes it out through this trigger.
 CREATE FUNCTION {schema}.workflow_step_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM {schema}.workflow_steps WHERE workflow = OLD.workflow AND job_id = OLD.id;
