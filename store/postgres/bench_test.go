@@ -118,8 +118,25 @@ func BenchmarkClaimCompleteLimited(b *testing.B) {
 		Rate: 1 << 30, Period: time.Hour})
 }
 
+// BenchmarkClaimCompleteFanIn is BenchmarkClaimComplete on the steps of a fan-in: every job is
+// waited for by one last job, which each batch of completions counts itself off.
+func BenchmarkClaimCompleteFanIn(b *testing.B) {
+	s := open(b)
+	ps := benchJobs(b.N + 100)
+	for i := range ps {
+		ps[i].Workflow = "fan"
+	}
+	steps := mustInsert(b, s, ps...)
+	last := job("last")
+	last.Workflow = "fan"
+	for _, r := range steps {
+		last.DependsOn = append(last.DependsOn, r.Job.ID)
+	}
+	mustInsert(b, s, last)
+	runClaimComplete(b, s, completed)
+}
+
 func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome, limits ...store.Limit) {
-	const batch = 100
 	s := open(b)
 	for _, l := range limits {
 		if err := s.SetLimit(b.Context(), l); err != nil {
@@ -127,11 +144,18 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 		}
 	}
 	ps := benchJobs(10_000)
-	for left := b.N + batch; left > 0; left -= len(ps) {
+	for left := b.N + 100; left > 0; left -= len(ps) {
 		if _, err := s.Insert(b.Context(), ps[:min(len(ps), left)]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	runClaimComplete(b, s, outcome)
+}
+
+// runClaimComplete claims the queue's jobs 100 at a time and completes each batch in one call,
+// until b.N are done.
+func runClaimComplete(b *testing.B, s *Store, outcome func(*store.JobRow) store.Outcome) {
+	const batch = 100
 	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: batch, Owner: "bench", LeaseFor: time.Minute}
 	outs := make([]store.Outcome, 0, batch)
 	b.ResetTimer()
