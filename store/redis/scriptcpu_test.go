@@ -16,7 +16,8 @@ import (
 const scriptCPUJobs = 20_000
 
 // BenchmarkScriptCPU measures the CPU a private Redis's main thread spends per job in the hot
-// scripts (insert in batches and one at a time, claim, complete), as INFO cpu counts it: CPU
+// scripts (insert in batches and one at a time, claim, complete, and the release of a root's
+// dependents when it completes, per dependent), as INFO cpu counts it: CPU
 // time, not the wall time of the calls, so that a busy machine blurs the figures less than
 // end-to-end benchmarks, which is what comparing two builds of the scripts needs:
 //
@@ -43,7 +44,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return total
 	}
-	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100"}
+	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release"}
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
 		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
@@ -109,6 +110,24 @@ func BenchmarkScriptCPU(b *testing.B) {
 				complete(claimed[i:min(i+100, len(claimed))])
 			}
 		})
+		const dependents = 5000
+		res, err := s.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "default", MaxAttempts: 25, Args: []byte(`{}`)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		root := res[0].Job
+		deps := make([]store.InsertParams, 1000)
+		for n := 0; n < dependents; n += len(deps) {
+			for j := range deps {
+				deps[j] = store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: []byte(`{}`), DependsOn: []int64{root.ID}}
+			}
+			if _, err := s.Insert(ctx, deps); err != nil {
+				b.Fatal(err)
+			}
+		}
+		claimed = claimed[:0]
+		claim(1)
+		measure("release", dependents, func() { complete(claimed) })
 		s.Close()
 	}
 	for _, p := range phases {

@@ -326,20 +326,15 @@ local function release(h)
   end
 end
 
--- DEPFIELDS are the fields a dependent is read with when its dependencies end: enough to count
--- it off and to release it when it is plain (releasePlain). One to cancel, or to release with a
--- unique key, expiry or schedule, is read whole (load): a fan-in's step, whose list of
+-- A dependent is read, when its dependencies end, with the fields enough to count it off and
+-- to release it when it is plain (releasePlain), as the positions of one HMGET: a table per
+-- dependent cost more than the rest of a fan-out's release. One to cancel, or to release with
+-- a unique key, expiry or schedule, is read whole (load): a fan-in's step, whose list of
 -- dependencies holds thousands of ids, is counted off without reading it.
+local D_ID, D_STATE, D_QUEUE, D_KIND, D_PRIORITY, D_RUNAT, D_UNIQUE, D_EXPIRES, D_SCHEDULE, D_WORKFLOW, D_WAITS, D_IGNORES =
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 local DEPFIELDS = {'i', 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn', 'ig'}
-local function loadDep(id)
-  local v = redis.call('HMGET', jkey(id), unpack(DEPFIELDS))
-  if not v[1] then return nil end
-  local h = {}
-  for i, f in ipairs(DEPFIELDS) do
-    if v[i] then h[f] = v[i] end
-  end
-  return h
-end
+local function loadDep(id) return redis.call('HMGET', jkey(id), unpack(DEPFIELDS)) end
 
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
 -- ready[k], the list of score-member pairs a variadic ZADD sends to the ready set of kind k.
@@ -365,8 +360,8 @@ end
 -- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
 -- steps in one script, and move()'s generic tables and key strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
-local function releasePlain(h)
-  local q, id = h.q, h.i
+local function releasePlain(v)
+  local q, id = v[D_QUEUE], v[D_ID]
   local g = RELQ[q]
   if not g then
     g = {ids = {}, byId = {}, avt = {}, ready = {}}
@@ -376,11 +371,11 @@ local function releasePlain(h)
   g.ids[#g.ids + 1] = id
   g.byId[n + 1], g.byId[n + 2] = id, id
   g.avt[n + 1], g.avt[n + 2] = NOWS, id
-  addReady(g.ready, h.k, h.p, NOWS, id)
+  addReady(g.ready, v[D_KIND], v[D_PRIORITY], NOWS, id)
   local jk = jkey(id)
   redis.call('HSET', jk, 's', 'available', 'r', NOWS)
   redis.call('HDEL', jk, 'dn')
-  if h.W then wfDelta(h.W, 'pending', 'available') end
+  if v[D_WORKFLOW] then wfDelta(v[D_WORKFLOW], 'pending', 'available') end
   RELEASED[q] = true
 end
 local function flushReleased()
@@ -429,15 +424,15 @@ local function settleDeps()
     end
     for _, id in ipairs(order) do
       local d = ended[id]
-      local h = loadDep(id)
-      if h and h.s == 'pending' then
-        if d.failed and not h.ig then
-          h = load(id)
+      local v = loadDep(id)
+      if v[D_STATE] == 'pending' then
+        if d.failed and not v[D_IGNORES] then
+          local h = load(id)
           move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(d.failed.i, d.failed.s), '')})
-        elseif tonumber(h.dn or '1') > d.n then
+        elseif tonumber(v[D_WAITS] or '1') > d.n then
           redis.call('HINCRBY', jkey(id), 'dn', -d.n)
-        elseif not (h.u or h.x or h.sc) and tonumber(h.r) <= NOW then
-          releasePlain(h)
+        elseif not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and tonumber(v[D_RUNAT]) <= NOW then
+          releasePlain(v)
         else
           release(load(id))
         end
