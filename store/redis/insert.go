@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/internal/ids"
 )
 
 // insertChunk bounds the jobs of one insert script: a script blocks every client of the Redis
@@ -177,19 +179,24 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 		return nil, "", nil, fmt.Errorf("%d results for %d jobs", len(list), len(params))
 	}
 	for i, x := range list {
+		idText, state := x, ""
 		if r, ok := x.([]any); ok {
-			if len(r) != 2 {
-				return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+			if len(r) == 3 && toStr(r[0]) == "2" {
+				idText, state = r[1], toStr(r[2])
+			} else {
+				if len(r) != 2 {
+					return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+				}
+				j, err := decodeJob(r[1])
+				if err != nil || j == nil {
+					return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
+				}
+				res = append(res, store.InsertResult{Job: j, Duplicate: toStr(r[0]) == "1"})
+				continue
 			}
-			j, err := decodeJob(r[1])
-			if err != nil || j == nil {
-				return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
-			}
-			res = append(res, store.InsertResult{Job: j, Duplicate: toStr(r[0]) == "1"})
-			continue
 		}
 		p := params[i]
-		id, err := strconv.ParseInt(toStr(x), 10, 64)
+		id, err := strconv.ParseInt(toStr(idText), 10, 64)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("unexpected result %v", x)
 		}
@@ -204,6 +211,17 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 			j.RunAt = at
 		} else if j.RunAt.After(at) {
 			j.State = store.StateScheduled
+		}
+		if state != "" {
+			// A job with dependency fields, in the state the script gave it, with what it
+			// wrote from them (insertdeps.lua's waitOn).
+			j.State = store.State(state)
+			j.Workflow, j.Step, j.IgnoreFailedDeps = p.Workflow, p.Step, p.IgnoreFailedDeps
+			named := slices.Clone(p.DependsOn)
+			for _, k := range p.DependsOnIndex {
+				named = append(named, res[k].Job.ID)
+			}
+			j.DependsOn = ids.Unique(named)
 		}
 		res = append(res, store.InsertResult{Job: j})
 	}

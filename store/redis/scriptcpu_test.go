@@ -17,7 +17,8 @@ const scriptCPUJobs = 20_000
 
 // BenchmarkScriptCPU measures the CPU a private Redis's main thread spends per job in the hot
 // scripts (insert in batches and one at a time, claim, complete, and the release of a root's
-// dependents when it completes, per dependent), as INFO cpu counts it: CPU
+// dependents when it completes, per dependent, and the insert of a fan-out/fan-in workflow in
+// one call, per step), as INFO cpu counts it: CPU
 // time, not the wall time of the calls, so that a busy machine blurs the figures less than
 // end-to-end benchmarks, which is what comparing two builds of the scripts needs:
 //
@@ -44,7 +45,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return total
 	}
-	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release"}
+	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release", "workflow"}
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
 		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
@@ -128,6 +129,24 @@ func BenchmarkScriptCPU(b *testing.B) {
 		claimed = claimed[:0]
 		claim(1)
 		measure("release", dependents, func() { complete(claimed) })
+		wf := make([]store.InsertParams, dependents+2)
+		for j := range wf {
+			wf[j] = store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: []byte(`{}`),
+				Workflow: "wf", Step: fmt.Sprint("s", j)}
+			if j > 0 && j <= dependents {
+				wf[j].DependsOnIndex = []int{0}
+			}
+			if j == dependents+1 {
+				for k := 1; k <= dependents; k++ {
+					wf[j].DependsOnIndex = append(wf[j].DependsOnIndex, k)
+				}
+			}
+		}
+		measure("workflow", len(wf), func() {
+			if _, err := s.Insert(ctx, wf); err != nil {
+				b.Fatal(err)
+			}
+		})
 		s.Close()
 	}
 	for _, p := range phases {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -372,6 +373,9 @@ func testMixedInsert(t *testing.T, e *env) {
 		inCall,                     // 7: waits for 0 (pending) and 1 (available)
 		after(r1.ID, r1.ID, r2.ID), // 8: repeats are one dependency
 	}
+	for i := range ps {
+		ps[i].Workflow, ps[i].Step = "wf-mixed", fmt.Sprint("step-", i)
+	}
 	rows := e.insert(ps...)
 	want := []store.State{store.StatePending, store.StateAvailable, store.StatePending, store.StateAvailable,
 		store.StateCancelled, store.StateAvailable, store.StatePending, store.StatePending, store.StatePending}
@@ -379,7 +383,14 @@ func testMixedInsert(t *testing.T, e *env) {
 		if rows[i].State != w {
 			t.Errorf("job %d of the call inserted %s, want %s", i, rows[i].State, w)
 		}
-		wantState(t, e.get(rows[i].ID), w)
+		got := e.get(rows[i].ID)
+		wantState(t, got, w)
+		// What Insert returned is the row as stored.
+		if !slices.Equal(rows[i].DependsOn, got.DependsOn) || rows[i].Workflow != got.Workflow || rows[i].Step != got.Step ||
+			rows[i].IgnoreFailedDeps != got.IgnoreFailedDeps || !rows[i].RunAt.Equal(got.RunAt) ||
+			!rows[i].CreatedAt.Equal(got.CreatedAt) || !rows[i].FinalizedAt.Equal(got.FinalizedAt) || len(rows[i].Errors) != len(got.Errors) {
+			t.Errorf("job %d of the call: Insert returned %+v, the store holds %+v", i, rows[i], got)
+		}
 	}
 	wantDepCancelled(t, e, rows[4].ID, failed.ID, store.StateDiscarded)
 	if got := e.get(rows[8].ID).DependsOn; !slices.Equal(got, []int64{r1.ID, r2.ID}) {

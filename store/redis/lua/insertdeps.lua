@@ -42,6 +42,18 @@ local function readDeps(base, n, nf, at)
   return deps
 end
 
+-- FLAGGED and PLACED are what this call has written once already and need not write again: the
+-- dependencies flagged dp, the workflows in wfs. A fan-out's thousands of steps all wait for one
+-- job, and all are in one workflow. insertJobs starts them empty: the library's state outlives
+-- a call.
+local FLAGGED, PLACED = {}, {}
+local function flagDependency(d)
+  if not FLAGGED[d] then
+    FLAGGED[d] = true
+    redis.call('HSET', jkey(d), 'dp', '1')
+  end
+end
+
 -- waitOn gives new job h (fields not yet written) its dependencies, ids resolving the call's
 -- earlier jobs by index, and returns its state: cancelled when one has already failed and h does
 -- not ignore failures, pending with edges (dep:<id>, a set of dependents, flagged dp on the
@@ -72,7 +84,7 @@ local function waitOn(h, x, ids, state)
   if #wait == 0 then return state end
   for _, d in ipairs(wait) do
     redis.call('SADD', P .. 'dep:' .. d, h.i)
-    redis.call('HSET', jkey(d), 'dp', '1')
+    flagDependency(d)
   end
   h.dn = fmt(#wait)
   return 'pending'
@@ -93,7 +105,7 @@ local function join(of, d, s, dup)
   end
   if not FINAL[s] then
     redis.call('SADD', P .. 'dep:' .. d, of)
-    redis.call('HSET', jkey(d), 'dp', '1')
+    flagDependency(d)
     redis.call('HSET', k, 'D', deps)
     redis.call('HINCRBY', k, 'dn', 1)
   elseif s == 'completed' or v[3] then
@@ -107,6 +119,9 @@ end
 -- placeInWorkflow adds new job h, in its state, to its workflow's indexes.
 local function placeInWorkflow(h)
   redis.call('ZADD', P .. 'wf:' .. h.W, h.i, h.i)
-  redis.call('ZADD', P .. 'wfs', 0, h.W)
+  if not PLACED[h.W] then
+    PLACED[h.W] = true
+    redis.call('ZADD', P .. 'wfs', 0, h.W)
+  end
   wfDelta(h.W, nil, h.s)
 end

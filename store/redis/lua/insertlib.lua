@@ -1,7 +1,7 @@
 -- insertJobs inserts n jobs whose fields start at ARGV[base], NF per job, in order, so that a
 -- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or
--- {'1', holder's row} for a duplicate, or {'0', its row} for a new job with dependency fields
--- (see insertdeps), whose state the script decides; then the ids it cancelled by supersede, and
+-- {'1', holder's row} for a duplicate, or for a new job with dependency fields (see
+-- insertdeps), whose state the script decides, {'2', id, state} ({'0', its row} when cancelled); then the ids it cancelled by supersede, and
 -- the queues given available jobs. Any other new job is scheduled iff its run_at is after NOW;
 -- the caller knows both, so the state is not sent back.
 local NF = 14
@@ -38,7 +38,7 @@ end
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
   local kSeq = P .. 'seq'
-  byQueue = {}
+  byQueue, FLAGGED, PLACED = {}, {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
   local deps = readDeps(base, n, NF, 13)
   -- ids, by job index from 0, is the new job's id or the duplicate's holder: what DependsOnIndex
@@ -157,7 +157,17 @@ local function insertJobs(base, n)
   -- Rows are read once what the call ended (by supersede) has settled its dependents.
   settleDeps()
   for i, r in ipairs(out) do
-    if type(r) == 'table' then out[i] = {r[1], row(r[2])} end
+    if type(r) == 'table' then
+      if r[1] == '0' then
+        -- A new job with dependency fields: the caller builds its row from what it sent and
+        -- the state the call left it in ({'2', id, state}), as for a plain job; one left
+        -- cancelled comes whole, for its error. A fan-in's steps are thousands of rows.
+        local st = redis.call('HGET', jkey(r[2]), 's')
+        if st == 'cancelled' then out[i] = {'0', row(r[2])} else out[i] = {'2', r[2], st} end
+      else
+        out[i] = {r[1], row(r[2])}
+      end
+    end
   end
   return out, cancelled, avail
 end
