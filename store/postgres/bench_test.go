@@ -122,7 +122,7 @@ func BenchmarkClaimCompleteLimited(b *testing.B) {
 // waited for by one last job, which each batch of completions counts itself off.
 func BenchmarkClaimCompleteFanIn(b *testing.B) {
 	s := open(b)
-	ps := benchJobs(b.N + 100)
+	ps := benchJobs(b.N + claimBatch)
 	for i := range ps {
 		ps[i].Workflow = "fan"
 	}
@@ -144,7 +144,7 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 		}
 	}
 	ps := benchJobs(10_000)
-	for left := b.N + 100; left > 0; left -= len(ps) {
+	for left := b.N + claimBatch; left > 0; left -= len(ps) {
 		if _, err := s.Insert(b.Context(), ps[:min(len(ps), left)]); err != nil {
 			b.Fatal(err)
 		}
@@ -152,12 +152,14 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 	runClaimComplete(b, s, outcome)
 }
 
-// runClaimComplete claims the queue's jobs 100 at a time and completes each batch in one call,
-// until b.N are done.
+// claimBatch is how many jobs runClaimComplete claims and completes at a time.
+const claimBatch = 100
+
+// runClaimComplete claims the queue's jobs claimBatch at a time and completes each batch in one
+// call, until b.N are done.
 func runClaimComplete(b *testing.B, s *Store, outcome func(*store.JobRow) store.Outcome) {
-	const batch = 100
-	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: batch, Owner: "bench", LeaseFor: time.Minute}
-	outs := make([]store.Outcome, 0, batch)
+	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: claimBatch, Owner: "bench", LeaseFor: time.Minute}
+	outs := make([]store.Outcome, 0, claimBatch)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		jobs, err := s.Claim(b.Context(), claim)

@@ -181,18 +181,18 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 	for i, x := range list {
 		idText, state := x, ""
 		if r, ok := x.([]any); ok {
-			if len(r) == 3 && toStr(r[0]) == "2" {
+			switch {
+			case len(r) == 3 && toStr(r[0]) == "2":
 				idText, state = r[1], toStr(r[2])
-			} else {
-				if len(r) != 2 {
-					return nil, "", nil, fmt.Errorf("unexpected result %v", x)
-				}
+			case len(r) == 2:
 				j, err := decodeJob(r[1])
 				if err != nil || j == nil {
 					return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
 				}
 				res = append(res, store.InsertResult{Job: j, Duplicate: toStr(r[0]) == "1"})
 				continue
+			default:
+				return nil, "", nil, fmt.Errorf("unexpected result %v", x)
 			}
 		}
 		p := params[i]

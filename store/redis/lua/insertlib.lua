@@ -1,9 +1,9 @@
 -- insertJobs inserts n jobs whose fields start at ARGV[base], NF per job, in order, so that a
--- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or
--- {'1', holder's row} for a duplicate, or for a new job with dependency fields (see
--- insertdeps), whose state the script decides, {'2', id, state} ({'0', its row} when cancelled); then the ids it cancelled by supersede, and
--- the queues given available jobs. Any other new job is scheduled iff its run_at is after NOW;
--- the caller knows both, so the state is not sent back.
+-- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or {'1',
+-- holder's row} for a duplicate, or for a new job with dependency fields (see insertdeps), whose
+-- state the script decides, {'2', id, state} ({'0', its row} when cancelled); then the ids it
+-- cancelled by supersede, and the queues given available jobs. Any other new job is scheduled iff
+-- its run_at is after NOW; the caller knows both, so the state is not sent back.
 local NF = 14
 -- plainIndex gathers the index writes of a plain new job (index() for it, without its
 -- concatenations per job); flushPlain sends them, one variadic call per key. insertJobs starts
