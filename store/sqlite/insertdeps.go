@@ -22,22 +22,15 @@ func hasDeps(p *store.InsertParams) bool {
 	return len(p.DependsOn) > 0 || len(p.DependsOnIndex) > 0 || p.DependencyOf != 0
 }
 
-// planDeps reads the states of params[i]'s dependencies, the jobs of earlier params among them,
-// and checks that the job it is to be a dependency of still waits.
+// planDeps plans params[i] alone (planBatch) and checks that the job it is to be a dependency of
+// (DependencyOf) still waits.
 func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertResult) (*depPlan, error) {
 	p := &params[i]
-	deps, err := depIDs(params, i, res)
+	plans, err := planBatch(x, params, []int{i}, res)
 	if err != nil {
 		return nil, err
 	}
-	states, err := jobStates(x, deps)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := planFrom(p, deps, states)
-	if err != nil {
-		return nil, err
-	}
+	plan := plans[i] // hasDeps holds for p, so it is planned
 	if p.DependencyOf != 0 {
 		states, err := jobStates(x, []int64{p.DependencyOf})
 		if err != nil {
@@ -58,7 +51,6 @@ func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertRe
 func planBatch(x execer, params []store.InsertParams, idx []int, res []store.InsertResult) (map[int]*depPlan, error) {
 	deps := make(map[int][]int64)
 	var all []int64
-	seen := make(map[int64]bool)
 	for _, i := range idx {
 		if !hasDeps(&params[i]) {
 			continue
@@ -68,17 +60,12 @@ func planBatch(x execer, params []store.InsertParams, idx []int, res []store.Ins
 			return nil, err
 		}
 		deps[i] = named
-		for _, d := range named {
-			if !seen[d] {
-				seen[d] = true
-				all = append(all, d)
-			}
-		}
+		all = append(all, named...)
 	}
 	if len(deps) == 0 {
 		return nil, nil
 	}
-	states, err := jobStates(x, all)
+	states, err := jobStates(x, ids.Unique(all))
 	if err != nil {
 		return nil, err
 	}
