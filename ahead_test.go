@@ -106,6 +106,11 @@ func TestCancelJobClaimedAhead(t *testing.T) {
 	if recv(t, started) == waiting.ID { // the claim of both is back; which one took the slot is the runners' race
 		waiting = jobs[0]
 	}
+	// The claim's second job may reach the node's running set after the first handler started:
+	// cancelled before that, there would be nothing to cancel yet.
+	for range jobs {
+		b.event(t, EventJobStarted)
+	}
 	b.node.cancelLocal(waiting.ID)
 	if e := b.event(t, EventJobCancelled); e.Job.ID != waiting.ID {
 		t.Fatalf("cancelled job %d, want %d", e.Job.ID, waiting.ID)

@@ -77,11 +77,12 @@ func (n *Node) start(q *queue, row *JobRow) {
 	reg := n.cfg.Workers.kinds[row.Kind]
 	now := n.clock.Now()
 	e := &execution{row: row, queue: q, reg: reg, start: now, ctx: ctx, cancel: cancel}
-	// Emitted before a runner has the job, so its outcome's event always comes after.
-	n.events.emit(Event{Type: EventJobStarted, Job: row, Latency: startLatency(row, now), At: now})
+	// Registered before its start is told, so whoever saw job.started can cancel it; emitted
+	// before a runner has the job, so its outcome's event always comes after.
 	n.mu.Lock()
 	n.running[row.ID] = e
 	n.mu.Unlock()
+	n.events.emit(Event{Type: EventJobStarted, Job: row, Latency: startLatency(row, now), At: now})
 	n.jobs.Add(1)
 	select {
 	case n.idle <- e:
