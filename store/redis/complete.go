@@ -31,31 +31,13 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		}
 		replies = []any{v}
 	} else {
-		w, release, err := s.writer(ctx)
-		if err != nil {
+		var parked bool
+		var err error
+		if replies, parked, err = s.completeMulti(ctx, outcomes); err != nil {
 			return nil, err
 		}
-		defer release()
-		var cmds []*goredis.Cmd
-		_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-			for i := 0; i < len(outcomes); i += completeChunk {
-				chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
-				cmds = append(cmds, scriptComplete.eval().Eval(ctx, p, s.keys, s.argv(scriptComplete, completeArgs(chunk))...))
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, s.fail("complete", txErr(err, cmds))
-		}
-		for _, c := range cmds {
-			v, err := c.Result()
-			if err != nil {
-				return nil, s.fail("complete", err)
-			}
-			replies = append(replies, v)
-		}
-		if err := s.waitReplicas(ctx, w, "complete"); err != nil {
-			return nil, err
+		if parked {
+			s.afterParked(ctx, scriptComplete)
 		}
 	}
 	applied := make([]bool, 0, len(outcomes))
@@ -66,6 +48,42 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		}
 	}
 	return applied, nil
+}
+
+// completeMulti runs the complete script once per chunk of outcomes, in one MULTI/EXEC, and
+// returns the scripts' replies and whether any left dependents parked.
+func (s *Store) completeMulti(ctx context.Context, outcomes []store.Outcome) ([]any, bool, error) {
+	w, release, err := s.writer(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	var cmds []*goredis.Cmd
+	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		for i := 0; i < len(outcomes); i += completeChunk {
+			chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
+			cmds = append(cmds, scriptComplete.eval().Eval(ctx, p, s.keys, s.argv(scriptComplete, completeArgs(chunk))...))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, s.fail("complete", txErr(err, cmds))
+	}
+	var replies []any
+	parked := false
+	for _, c := range cmds {
+		v, err := c.Result()
+		if err != nil {
+			return nil, false, s.fail("complete", err)
+		}
+		v, p := unwrapParked(v)
+		parked = parked || p
+		replies = append(replies, v)
+	}
+	if err := s.waitReplicas(ctx, w, "complete"); err != nil {
+		return nil, false, err
+	}
+	return replies, parked, nil
 }
 
 // completeArgs is the complete script's ARGV: the count, then 11 fields per outcome. The store

@@ -110,13 +110,21 @@ func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]an
 		return nil, s.fail("insert", txErr(err, cmds))
 	}
 	out := make([]any, len(cmds))
+	parked := false
 	for i, c := range cmds {
-		if out[i], err = c.Result(); err != nil {
+		v, err := c.Result()
+		if err != nil {
 			return nil, s.fail("insert", err)
 		}
+		var p bool
+		out[i], p = unwrapParked(v)
+		parked = parked || p
 	}
 	if err := s.waitReplicas(ctx, w, "insert"); err != nil {
 		return nil, err
+	}
+	if parked { // what the superseded jobs' ends left
+		s.afterParked(ctx, scriptInsert)
 	}
 	return out, nil
 }

@@ -20,6 +20,8 @@ type config struct {
 	allowEviction bool
 	waitReplicas  int
 	waitTimeout   time.Duration
+
+	settleBatch int
 }
 
 // Option configures a Store.
@@ -41,6 +43,18 @@ func WithLogger(logger *slog.Logger) Option {
 		if logger != nil {
 			c.logger = logger
 		}
+	}
+}
+
+// WithSettleBatch sets how many dependents one script settles (releases, counts off or
+// cancels) when jobs end; what is left is settled by further calls, between which other
+// clients' commands run. n <= 0 is SettleBatchDefault.
+func WithSettleBatch(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			n = SettleBatchDefault
+		}
+		c.settleBatch = n
 	}
 }
 

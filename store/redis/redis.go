@@ -188,7 +188,7 @@ func parseWaitTimeout(v string) (time.Duration, error) {
 // New returns a Store on a client the caller owns and closes after the Store: a *redis.Client,
 // *redis.ClusterClient or failover client. It does no I/O.
 func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
-	cfg := config{namespace: NamespaceDefault, logger: slog.Default()}
+	cfg := config{namespace: NamespaceDefault, logger: slog.Default(), settleBatch: SettleBatchDefault}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -278,6 +278,7 @@ func (s *Store) argv(sc *script, args []any) []any {
 	out = append(out, s.prefix, s.nowArg(), schemaVersion)
 	out = append(out, args...)
 	if sc.settles {
+		out = append(out, s.cfg.settleBatch)
 		out = append(out, depTextArgs...)
 	}
 	return out
@@ -286,12 +287,26 @@ func (s *Store) argv(sc *script, args []any) []any {
 // run runs sc with args after the common ARGV, as FCALL (FCALL_RO for a script that only
 // reads). A library gone missing (FUNCTION FLUSH, a restart without persistence, a new primary
 // that never had it) is loaded again and the call made once more. A state-changing script is
-// followed by WAIT when the store waits for replicas (see writer).
+// followed by WAIT when the store waits for replicas (see writer). What a script that settles
+// dependents left parked is settled before run returns (see afterParked).
 func (s *Store) run(ctx context.Context, sc *script, args ...any) (any, error) {
 	argv := s.argv(sc, args)
 	if sc.readOnly {
 		return s.result(sc.name, s.fcall(ctx, s.rdb, sc, argv))
 	}
+	v, err := s.write(ctx, sc, argv)
+	if err != nil || !sc.settles {
+		return v, err
+	}
+	v, parked := unwrapParked(v)
+	if parked {
+		s.afterParked(ctx, sc)
+	}
+	return v, nil
+}
+
+// write runs a state-changing script on the store's writer.
+func (s *Store) write(ctx context.Context, sc *script, argv []any) (any, error) {
 	w, release, err := s.writer(ctx)
 	if err != nil {
 		return nil, err

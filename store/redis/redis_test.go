@@ -20,6 +20,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// With a settle batch of two, an end with more dependents than that (a cascade of cancels, a
+// fan-out's release, a supersede) leaves the rest parked, and the Store settles it in further
+// calls before it returns: the whole contract holds as when one call settles everything.
+func TestConformanceSettlingInParts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clk clockwork.Clock) store.Store {
+		return open(t, WithClock(clk), WithSettleBatch(2))
+	})
+}
+
 // quiet is the tests' logger: the tests check outcomes, not log lines.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

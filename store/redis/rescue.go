@@ -17,6 +17,11 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 	if limit <= 0 {
 		return nil, nil
 	}
+	// Dependents a Store left parked, when it was closed or its process died while settling
+	// them, are settled by the leader's rescuer.
+	if err := s.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	v, err := s.run(ctx, scriptRescueFind, limit)
 	if err != nil {
 		return nil, err

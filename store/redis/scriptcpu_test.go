@@ -18,7 +18,8 @@ const scriptCPUJobs = 20_000
 // BenchmarkScriptCPU measures the CPU a private Redis's main thread spends per job in the hot
 // scripts (insert in batches and one at a time, claim, complete, and the release of a root's
 // dependents when it completes, per dependent, and the insert of a fan-out/fan-in workflow in
-// one call, per step), as INFO cpu counts it: CPU
+// one call, per step, and its run: the release, claims and completions of its steps, which
+// count the final step off), as INFO cpu counts it: CPU
 // time, not the wall time of the calls, so that a busy machine blurs the figures less than
 // end-to-end benchmarks, which is what comparing two builds of the scripts needs:
 //
@@ -45,7 +46,8 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return total
 	}
-	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release", "workflow"}
+	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release", "workflow",
+		"wfrelease", "wfclaim100", "wfcomplete100"}
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
 		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
@@ -129,6 +131,10 @@ func BenchmarkScriptCPU(b *testing.B) {
 		claimed = claimed[:0]
 		claim(1)
 		measure("release", dependents, func() { complete(claimed) })
+		for claimed = claimed[:0]; len(claimed) < dependents; { // out of the workflow's way
+			claim(1000)
+		}
+		complete(claimed)
 		wf := make([]store.InsertParams, dependents+2)
 		for j := range wf {
 			wf[j] = store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: []byte(`{}`),
@@ -147,6 +153,32 @@ func BenchmarkScriptCPU(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+		// The workflow runs: its root, then its steps in claims and completions of 100, each
+		// of which counts the final step off.
+		for _, phase := range []string{"wfrelease", "wfclaim100", "wfcomplete100"} {
+			var n int
+			var f func()
+			switch phase {
+			case "wfrelease":
+				claimed = claimed[:0]
+				claim(1)
+				n, f = dependents, func() { complete(claimed) }
+			case "wfclaim100":
+				claimed = claimed[:0]
+				n, f = dependents, func() {
+					for len(claimed) < dependents {
+						claim(100)
+					}
+				}
+			case "wfcomplete100":
+				n, f = dependents, func() {
+					for i := 0; i < len(claimed); i += 100 {
+						complete(claimed[i:min(i+100, len(claimed))])
+					}
+				}
+			}
+			measure(phase, n, f)
+		}
 		s.Close()
 	}
 	for _, p := range phases {

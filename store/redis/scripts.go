@@ -68,6 +68,15 @@ type script struct {
 	eval func() *goredis.Script
 }
 
+// wrappedBody is the body as it runs: that of a script that settles returns its reply through
+// parkedReply, which marks a reply whose call left dependents to settle (see Store.run).
+func (sc *script) wrappedBody() string {
+	if !sc.settles {
+		return sc.body
+	}
+	return "return parkedReply((function()\n" + sc.body + "\nend)())"
+}
+
 func lua(name string) string {
 	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
@@ -98,7 +107,7 @@ func (sc *script) evalSource() string {
 		src.WriteString(lua(l))
 	}
 	src.WriteString("begin(keys0, argv0)\n")
-	src.WriteString(sc.body)
+	src.WriteString(sc.wrappedBody())
 	return src.String()
 }
 
@@ -113,7 +122,7 @@ func library(scripts []*script) string {
 	}
 	for _, sc := range scripts {
 		fmt.Fprintf(&src, "redis.register_function{function_name = '%s', callback = function(keys, args)\nbegin(keys, args)\n", sc.fn)
-		src.WriteString(sc.body)
+		src.WriteString(sc.wrappedBody())
 		src.WriteString("\nend")
 		if sc.readOnly {
 			src.WriteString(", flags = {'no-writes'}")
@@ -160,6 +169,7 @@ var (
 	scriptMinutesAdd   = newScript("minutesadd")
 	scriptMinutesRead  = newScript("minutesread")
 	scriptMinutesPrune = newScript("minutesprune")
+	scriptSettle       = newScript("settle")
 )
 
 // allScripts are the library's functions.
@@ -170,7 +180,7 @@ var allScripts = []*script{
 	scriptLimitList, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,
 	scriptPlan, scriptLeaseAcquire, scriptLeaseRelease, scriptLeaseGet, scriptNodeRegister,
 	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF, scriptMinutesAdd,
-	scriptMinutesRead, scriptMinutesPrune,
+	scriptMinutesRead, scriptMinutesPrune, scriptSettle,
 }
 
 // librarySource is what loadLibrary sends.

@@ -9,7 +9,7 @@
 -- Numbers are never concatenated raw into keys or values: Lua numbers are doubles and tostring
 -- rounds them to 14 digits, so every number written goes through fmt.
 local KEYS, ARGV, P, NOW, NOWS
-local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ
+local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ, PARKED
 local function fmt(n) return string.format('%d', n) end
 local function begin(keys, args)
   KEYS, ARGV, P = keys, args, args[1]
@@ -23,6 +23,7 @@ local function begin(keys, args)
   FINALS, DEPQ, RELEASED, RKQ, RMEMBER, RELQ = {}, {}, {}, {}, {}, {}
   DEFER, IXPEND, IXLAST = false, {}, {}
   WFD, WFDROP = {}, {}
+  PARKED = false
 end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
@@ -31,6 +32,7 @@ local FINAL = {completed = true, cancelled = true, discarded = true, expired = t
 -- FINALS: ids that reached a final state, published by finish.
 -- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted}),
 -- RELEASED the queues their dependents became available in: finish() settles and announces them.
+-- PARKED is set when finish() left some of them in the settling hash for the settle script.
 
 local function fail(msg) error({err = 'ROTA ' .. msg}) end
 
@@ -263,6 +265,8 @@ local function move(h, to, fields)
   unindex(h)
   if h.W then wfDelta(h.W, h.s, to) end
   if h.s == 'pending' then fields.dn = false end
+  -- A job run again ends again: what is left of its last end is settled by the next one.
+  if h.dp and FINAL[h.s] and not FINAL[to] then redis.call('HDEL', P .. 'settling', h.i) end
   fields.s = to
   settleKey(h, to, fields)
   save(h, fields)
@@ -275,12 +279,23 @@ end
 
 -- drop deletes a job that is not running, with its index entries, the key it holds and its
 -- place in its workflow; the dependents still waiting for it are cancelled by finish(). (Those
--- of a job that ended were settled then, unless RetryWorkflow made them wait for it again.)
+-- of a job that ended were settled then, unless RetryWorkflow made them wait for it again, or
+-- are still parked: they are settled by the end it had, not as a delete.)
 local function drop(h)
   unindex(h)
   if h.u and redis.call('HGET', P .. 'uq', h.u) == h.i then redis.call('HDEL', P .. 'uq', h.u) end
   redis.call('DEL', jkey(h.i))
-  if h.dp then DEPQ[#DEPQ + 1] = {i = h.i, s = false} end
+  if h.dp then
+    local st = false
+    if FINAL[h.s] then
+      local parked = redis.call('HGET', P .. 'settling', h.i)
+      if parked then
+        redis.call('HDEL', P .. 'settling', h.i)
+        st = parked ~= '' and parked
+      end
+    end
+    DEPQ[#DEPQ + 1] = {i = h.i, s = st}
+  end
   if h.W then
     wfDelta(h.W, h.s, nil)
     redis.call('ZREM', P .. 'wf:' .. h.W, h.i)
@@ -307,9 +322,10 @@ local function fill(text, mark, v)
 end
 
 -- depError is the error (a JSON string) of a dependent cancelled because dependency dep ended
--- in state st, or was deleted (st false). A script that calls finish() is sent the two texts
--- (store.DependencyError, DependencyDeletedError) as its last two ARGV, with \u0001 marking the
--- id and \u0002 the state.
+-- in state st, or was deleted (st false). A script that calls finish() is sent how many
+-- dependents it may settle (see settleDeps) and the two texts (store.DependencyError,
+-- DependencyDeletedError) as its last three ARGV, with \u0001 marking the id and \u0002 the
+-- state in the texts.
 local function depError(dep, st)
   if not st then return fill(ARGV[#ARGV], '\\u0001', dep) end
   return fill(fill(ARGV[#ARGV - 1], '\\u0001', dep), '\\u0002', st)
@@ -373,8 +389,8 @@ local function releasePlain(v)
   g.avt[n + 1], g.avt[n + 2] = NOWS, id
   addReady(g.ready, v[D_KIND], v[D_PRIORITY], NOWS, id)
   local jk = jkey(id)
+  -- dn is read only while a job is pending: it stays, which costs less than deleting it.
   redis.call('HSET', jk, 's', 'available', 'r', NOWS)
-  redis.call('HDEL', jk, 'dn')
   if v[D_WORKFLOW] then wfDelta(v[D_WORKFLOW], 'pending', 'available') end
   RELEASED[q] = true
 end
@@ -388,11 +404,24 @@ local function flushReleased()
   RELQ = {}
 end
 
+-- park leaves the rest of an end's dependents to the settle script: the end is kept in the
+-- settling hash (id -> end state, '' for a delete), its dependents not yet settled stay in its
+-- dep set.
+local function park(e)
+  redis.call('HSET', P .. 'settling', e.i, e.s or '')
+  PARKED = true
+end
+
 -- settleDeps resolves the dependents of every job in DEPQ: completions (or any ends, for a
 -- dependent that ignores failed dependencies) take as many off what it waits for and release
 -- it at zero, and so does a delete for such a dependent, for which the job has ended; any other
 -- end, or a delete, cancels it, which queues its own dependents in turn.
 -- The queue is walked in rounds, not recursed, so a chain of any length settles in one script.
+-- One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten thousand
+-- steps does not hold Redis for the whole of its release: the rest is parked (park) and the
+-- Store runs the settle script until none is left, other clients' commands running between. Each
+-- edge is taken out of its set (SPOP) as it is counted, so a dependent is counted off once per
+-- dependency however the settling is split.
 -- A round gathers the edges of the ends queued so far per dependent, so that a fan-in's step,
 -- which a batch of completions all counted off, is read and written once per round; a count
 -- that stays above zero is all that is written. The flag dp stays (a later end finds the set
@@ -401,6 +430,7 @@ local function settleDeps()
   if #DEPQ == 0 then return end
   local own = not DEFER
   if own then deferIndex() end
+  local budget = tonumber(ARGV[#ARGV - 2])
   local n = 1
   while n <= #DEPQ do
     local last = #DEPQ
@@ -408,9 +438,15 @@ local function settleDeps()
     while n <= last do
       local e = DEPQ[n]
       n = n + 1
-      local key = P .. 'dep:' .. e.i
-      local ids = redis.call('SMEMBERS', key)
-      redis.call('DEL', key)
+      local ids = {}
+      if budget > 0 then
+        local key = P .. 'dep:' .. e.i
+        ids = redis.call('SPOP', key, budget)
+        budget = budget - #ids
+        if budget == 0 and redis.call('EXISTS', key) == 1 then park(e) end
+      else
+        park(e)
+      end
       for _, id in ipairs(ids) do
         local d = ended[id]
         if not d then
@@ -458,4 +494,12 @@ local function finish()
   end
   for q in pairs(RELEASED) do redis.call('PUBLISH', P .. 'ev', 'i ' .. q) end
   RELEASED = {}
+end
+
+-- PARKEDMARK heads the reply of a script whose finish() parked dependents: {PARKEDMARK, reply}
+-- (see parkedReply), which the Store reads as its call's reply and a settling left to do.
+local PARKEDMARK = '\0parked'
+local function parkedReply(r)
+  if PARKED then return {PARKEDMARK, r} end
+  return r
 end
