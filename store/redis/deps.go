@@ -13,7 +13,8 @@ import (
 // first dependent, never cleared), which the scripts that end a job read, and only they: the
 // ending script settles exactly those dependents
 // (finish() in prelude.lua), so a completion costs work in proportion to its dependents and a
-// waiting job costs nothing. A job with no dependency fields never takes these paths.
+// waiting job costs nothing; one with more dependents than a script settles leaves the rest to
+// the settle script (settle.go). A job with no dependency fields never takes these paths.
 
 // depTextArgs are store.DependencyError and DependencyDeletedError as JSON strings, with \u0001
 // in place of the dependency's id and \u0002 of its state, for the scripts to fill in: the words

@@ -11,8 +11,10 @@
 // and retryable jobs, promoted by claims; an expiry set per queue; the running set by lease; and
 // an id-ordered set per (state, queue), whose sizes are QueueStats' counts and whose merge is
 // List. A pending job is in its (state, queue) set only; each job it waits for holds it in a
-// set of dependents, settled by whichever script ends that job (deps.go). Workflows keep their
-// ids, their steps and their counts by state in keys of their own (workflows.go). The fleet's
+// set of dependents, settled by whichever script ends that job, at most WithSettleBatch of them
+// per script, the rest parked in the settling hash for the settle script (deps.go, settle.go).
+// Workflows keep their ids, their steps and their counts by state in keys of their own
+// (workflows.go). The fleet's
 // per-minute counts (store.StatsKeeper) are one hash per minute, min:<minute>, with a field
 // per node, queue and kind, indexed by the zset min (stats.go). No key
 // carries a TTL: a fake clock could not drive it, and it would delete state silently. Several

@@ -13,18 +13,8 @@ import (
 func parkedRelease(t *testing.T) (*Store, *store.JobRow, []*store.JobRow) {
 	t.Helper()
 	s := open(t, WithSettleBatch(2))
-	root := insertAll(t, s, job("root"))[0]
-	deps := make([]store.InsertParams, 5)
-	for i := range deps {
-		deps[i] = job("dep")
-		deps[i].DependsOn = []int64{root.ID}
-	}
-	dependents := insertAll(t, s, deps...)
-	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("claim: %v, %v", claimed, err)
-	}
-	out := []store.Outcome{{ID: root.ID, Fence: claimed[0].Fence, State: store.StateCompleted}}
+	root, dependents := claimedRoot(t, s, 5)
+	out := []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}
 	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +26,23 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []*store.JobRow) {
 		t.Fatalf("%d dependents released by the completing call, want the batch of 2", got)
 	}
 	return s, root, dependents
+}
+
+// claimedRoot inserts a root job with n dependents and claims the root.
+func claimedRoot(t *testing.T, s *Store, n int) (*store.JobRow, []*store.JobRow) {
+	t.Helper()
+	root := insertAll(t, s, job("root"))[0]
+	deps := make([]store.InsertParams, n)
+	for i := range deps {
+		deps[i] = job("dep")
+		deps[i].DependsOn = []int64{root.ID}
+	}
+	dependents := insertAll(t, s, deps...)
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	return claimed[0], dependents
 }
 
 func countStates(t *testing.T, s *Store, rows []*store.JobRow) map[store.State]int {
@@ -81,18 +88,8 @@ func TestDeleteOfParkedDependencyReleases(t *testing.T) {
 // released, over several calls of the settle script.
 func TestCompleteSettlesWhatItParked(t *testing.T) {
 	s := open(t, WithSettleBatch(2))
-	root := insertAll(t, s, job("root"))[0]
-	deps := make([]store.InsertParams, 7)
-	for i := range deps {
-		deps[i] = job("dep")
-		deps[i].DependsOn = []int64{root.ID}
-	}
-	dependents := insertAll(t, s, deps...)
-	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("claim: %v, %v", claimed, err)
-	}
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: claimed[0].Fence, State: store.StateCompleted}}); err != nil {
+	root, dependents := claimedRoot(t, s, 7)
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
