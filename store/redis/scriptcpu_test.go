@@ -155,30 +155,20 @@ func BenchmarkScriptCPU(b *testing.B) {
 		})
 		// The workflow runs: its root, then its steps in claims and completions of 100, each
 		// of which counts the final step off.
-		for _, phase := range []string{"wfrelease", "wfclaim100", "wfcomplete100"} {
-			var n int
-			var f func()
-			switch phase {
-			case "wfrelease":
-				claimed = claimed[:0]
-				claim(1)
-				n, f = dependents, func() { complete(claimed) }
-			case "wfclaim100":
-				claimed = claimed[:0]
-				n, f = dependents, func() {
-					for len(claimed) < dependents {
-						claim(100)
-					}
-				}
-			case "wfcomplete100":
-				n, f = dependents, func() {
-					for i := 0; i < len(claimed); i += 100 {
-						complete(claimed[i:min(i+100, len(claimed))])
-					}
-				}
+		claimed = claimed[:0]
+		claim(1)
+		measure("wfrelease", dependents, func() { complete(claimed) })
+		claimed = claimed[:0]
+		measure("wfclaim100", dependents, func() {
+			for len(claimed) < dependents {
+				claim(100)
 			}
-			measure(phase, n, f)
-		}
+		})
+		measure("wfcomplete100", dependents, func() {
+			for i := 0; i < len(claimed); i += 100 {
+				complete(claimed[i:min(i+100, len(claimed))])
+			}
+		})
 		s.Close()
 	}
 	for _, p := range phases {

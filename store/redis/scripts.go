@@ -22,8 +22,9 @@ import (
 // A script whose file starts with "#!ro" reads only: its function gets the no-writes flag, so it
 // may run on a replica through FCALL_RO. Every other one is refused by Redis before it starts
 // when memory is full (no half-written transition). A script that may end or delete jobs calls
-// finish(), which settles their dependents: it is sent the dependency error texts as its last
-// arguments (see settles).
+// finish(), which settles their dependents: it is sent how many it may settle and the dependency
+// error texts as its last arguments (see settles), and its reply says when it left some parked
+// (see wrappedBody).
 //
 // The library's name, and so its functions' names, carry a hash of the sources, so nodes of two
 // releases sharing one Redis each call their own.
@@ -56,8 +57,9 @@ type script struct {
 	// fn is the function's name in the library.
 	fn       string
 	readOnly bool
-	// settles is set for a script that calls finish(): it may cancel dependents, with texts
-	// from Go (depTextArgs) appended to its ARGV.
+	// settles is set for a script that calls finish(): it may settle dependents, as many as
+	// the Store's settle batch, and cancel them with texts from Go (depTextArgs); both are
+	// appended to its ARGV.
 	settles bool
 	// body is the script's own code, without its "#!ro" line.
 	body string

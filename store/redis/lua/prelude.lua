@@ -416,12 +416,12 @@ end
 -- dependent that ignores failed dependencies) take as many off what it waits for and release
 -- it at zero, and so does a delete for such a dependent, for which the job has ended; any other
 -- end, or a delete, cancels it, which queues its own dependents in turn.
--- The queue is walked in rounds, not recursed, so a chain of any length settles in one script.
--- One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten thousand
--- steps does not hold Redis for the whole of its release: the rest is parked (park) and the
--- Store runs the settle script until none is left, other clients' commands running between. Each
--- edge is taken out of its set (SPOP) as it is counted, so a dependent is counted off once per
--- dependency however the settling is split.
+-- The queue is walked in rounds, not recursed, so a chain of any length settles without a
+-- recursion. One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten
+-- thousand steps does not hold Redis for the whole of its release: the rest is parked (park)
+-- and the Store runs the settle script until none is left, other clients' commands running
+-- between. Each edge is taken out of its set (SPOP) as it is counted, so a dependent is counted
+-- off once per dependency however the settling is split.
 -- A round gathers the edges of the ends queued so far per dependent, so that a fan-in's step,
 -- which a batch of completions all counted off, is read and written once per round; a count
 -- that stays above zero is all that is written. The flag dp stays (a later end finds the set
