@@ -36,17 +36,15 @@ func unwrapParked(v any) (any, bool) {
 // clients' commands run. Should one fail, the call that parked has still happened: what is
 // left is settled by the leader's rescuer (Rescue settles first).
 func (s *Store) afterParked(ctx context.Context, sc *script) {
-	if sc == scriptSettle {
-		return
-	}
 	if err := s.settleAll(ctx); err != nil {
-		s.cfg.logger.Warn("rota: redis settle failed; the leader's rescuer settles later", "namespace", s.cfg.namespace, "err", err)
+		s.cfg.logger.Warn("rota: redis settle failed; the leader's rescuer settles later", "namespace", s.cfg.namespace, "after", sc.name, "err", err)
 	}
 }
 
 // settleOnce runs the settle script once and returns how many ends are still parked.
 func (s *Store) settleOnce(ctx context.Context) (int64, error) {
-	v, err := s.run(ctx, scriptSettle, settleEnds)
+	// Not through run: what this call parks again is what the loop in settleAll is for.
+	v, err := s.write(ctx, scriptSettle, s.argv(scriptSettle, []any{settleEnds}))
 	if err != nil {
 		return 0, err
 	}
