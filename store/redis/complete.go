@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/internal/outcome"
 )
@@ -53,37 +51,11 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 // completeMulti runs the complete script once per chunk of outcomes, in one MULTI/EXEC, and
 // returns the scripts' replies and whether any left dependents parked.
 func (s *Store) completeMulti(ctx context.Context, outcomes []store.Outcome) ([]any, bool, error) {
-	w, release, err := s.writer(ctx)
-	if err != nil {
-		return nil, false, err
+	var calls [][]any
+	for i := 0; i < len(outcomes); i += completeChunk {
+		calls = append(calls, completeArgs(outcomes[i:min(i+completeChunk, len(outcomes))]))
 	}
-	defer release()
-	var cmds []*goredis.Cmd
-	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		for i := 0; i < len(outcomes); i += completeChunk {
-			chunk := outcomes[i:min(i+completeChunk, len(outcomes))]
-			cmds = append(cmds, scriptComplete.eval().Eval(ctx, p, s.keys, s.argv(scriptComplete, completeArgs(chunk))...))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, false, s.fail("complete", txErr(err, cmds))
-	}
-	var replies []any
-	parked := false
-	for _, c := range cmds {
-		v, err := c.Result()
-		if err != nil {
-			return nil, false, s.fail("complete", err)
-		}
-		v, p := unwrapParked(v)
-		parked = parked || p
-		replies = append(replies, v)
-	}
-	if err := s.waitReplicas(ctx, w, "complete"); err != nil {
-		return nil, false, err
-	}
-	return replies, parked, nil
+	return s.multi(ctx, scriptComplete, "complete", calls)
 }
 
 // completeArgs is the complete script's ARGV: the count, then 11 fields per outcome. The store

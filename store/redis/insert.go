@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/internal/ids"
 )
@@ -54,9 +52,13 @@ func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]s
 		}
 		replies = []any{v}
 	} else {
+		var parked bool
 		var err error
-		if replies, err = s.insertTx(ctx, params); err != nil {
+		if replies, parked, err = s.insertTx(ctx, params); err != nil {
 			return nil, err
+		}
+		if parked { // what the superseded jobs' ends left
+			s.afterParked(ctx, scriptInsert)
 		}
 	}
 	out := make([]store.InsertResult, 0, len(params))
@@ -89,44 +91,14 @@ func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]s
 	return out, nil
 }
 
-// insertTx runs the chunks of a large insert in one MULTI/EXEC. The scripts go as EVAL, with
-// their source: an EVALSHA that met NOSCRIPT inside the transaction would fail alone while the
-// others ran.
-func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]any, error) {
-	w, release, err := s.writer(ctx)
-	if err != nil {
-		return nil, err
+// insertTx runs the chunks of a large insert in one MULTI/EXEC and returns their replies and
+// whether any left dependents parked.
+func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]any, bool, error) {
+	var calls [][]any
+	for i := 0; i < len(params); i += insertChunk {
+		calls = append(calls, insertArgs(s.origin, params[i:min(i+insertChunk, len(params))]))
 	}
-	defer release()
-	var cmds []*goredis.Cmd
-	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		for i := 0; i < len(params); i += insertChunk {
-			chunk := params[i:min(i+insertChunk, len(params))]
-			cmds = append(cmds, scriptInsert.eval().Eval(ctx, p, s.keys, s.argv(scriptInsert, insertArgs(s.origin, chunk))...))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, s.fail("insert", txErr(err, cmds))
-	}
-	out := make([]any, len(cmds))
-	parked := false
-	for i, c := range cmds {
-		v, err := c.Result()
-		if err != nil {
-			return nil, s.fail("insert", err)
-		}
-		var p bool
-		out[i], p = unwrapParked(v)
-		parked = parked || p
-	}
-	if err := s.waitReplicas(ctx, w, "insert"); err != nil {
-		return nil, err
-	}
-	if parked { // what the superseded jobs' ends left
-		s.afterParked(ctx, scriptInsert)
-	}
-	return out, nil
+	return s.multi(ctx, scriptInsert, "insert", calls)
 }
 
 // insertArgs is the insert script's ARGV: origin, count, then jobArgs of each job.
@@ -238,18 +210,4 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 		cancelled = append(cancelled, toInt(x))
 	}
 	return res, now, cancelled, nil
-}
-
-// txErr is the error of a failed MULTI/EXEC: the queued command's own (an OOM refusal, say)
-// rather than the EXECABORT it caused.
-func txErr(err error, cmds []*goredis.Cmd) error {
-	if !strings.HasPrefix(err.Error(), "EXECABORT") {
-		return err
-	}
-	for _, c := range cmds {
-		if e := c.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
-			return e
-		}
-	}
-	return err
 }

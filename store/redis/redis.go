@@ -323,6 +323,58 @@ func (s *Store) write(ctx context.Context, sc *script, argv []any) (any, error) 
 	return v, nil
 }
 
+// multi runs sc once per ARGV list of calls, in one MULTI/EXEC (which keeps their order and
+// makes them one atomic step), op naming the call in errors; it returns each script's own reply
+// and whether any left dependents parked. The scripts go as EVAL, with their source: an
+// FCALL or EVALSHA that met a missing function or script inside the transaction would fail
+// alone while the others ran.
+func (s *Store) multi(ctx context.Context, sc *script, op string, calls [][]any) ([]any, bool, error) {
+	w, release, err := s.writer(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	cmds := make([]*goredis.Cmd, len(calls))
+	_, err = w.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, args := range calls {
+			cmds[i] = sc.eval().Eval(ctx, p, s.keys, s.argv(sc, args)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, s.fail(op, txErr(err, cmds))
+	}
+	out := make([]any, len(cmds))
+	parked := false
+	for i, c := range cmds {
+		v, err := c.Result()
+		if err != nil {
+			return nil, false, s.fail(op, err)
+		}
+		var p bool
+		out[i], p = unwrapParked(v)
+		parked = parked || p
+	}
+	if err := s.waitReplicas(ctx, w, op); err != nil {
+		return nil, false, err
+	}
+	return out, parked, nil
+}
+
+// txErr is the error of a failed MULTI/EXEC: the queued command's own (an OOM refusal, say)
+// rather than the EXECABORT it caused.
+func txErr(err error, cmds []*goredis.Cmd) error {
+	if !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			return e
+		}
+	}
+	return err
+}
+
 // fcall calls sc's function on c, loading the library first when Redis has lost it.
 func (s *Store) fcall(ctx context.Context, c goredis.Cmdable, sc *script, argv []any) *goredis.Cmd {
 	call := func() *goredis.Cmd {

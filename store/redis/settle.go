@@ -8,8 +8,8 @@ import "context"
 // finishes it in further calls, each as bounded.
 
 // SettleBatchDefault is how many dependents one script settles unless WithSettleBatch says
-// otherwise: about 8 ms of Redis time for plain releases, enough for a hundred workers to be
-// busy with the first part of a fan-out while the next is released.
+// otherwise: about 8 ms of Redis time for plain releases, so no settling holds other clients
+// longer, and few enough calls that their round trips cost little beside it.
 const SettleBatchDefault = 1000
 
 // settleEnds is how many parked ends one settle call takes up.
