@@ -421,3 +421,34 @@ func TestResolutionDeletesEdgesByKey(t *testing.T) {
 		t.Errorf("the edges of 100 ended jobs are not deleted through the key:\n%s", plan)
 	}
 }
+
+// The first trigger call of a statement resolves the statement's ends and marks it resolved for
+// the statement's other calls; a second statement of the same transaction, ending a job at the
+// same time (now() is the transaction's), is another statement and resolves its own.
+func TestEndsOfTwoStatementsOfATransactionResolveEach(t *testing.T) {
+	s := open(t)
+	a, b := mustInsert(t, s, job("k"))[0].Job, mustInsert(t, s, job("k"))[0].Job
+	after := func(dep int64) int64 {
+		p := job("k")
+		p.DependsOn = []int64{dep}
+		return mustInsert(t, s, p)[0].Job.ID
+	}
+	x, y := after(a.ID), after(b.ID)
+	end := s.sql(`UPDATE {schema}.jobs SET state = 'completed', finalized_at = now() WHERE id = $1`)
+	err := pgx.BeginFunc(t.Context(), s.pool, func(tx pgx.Tx) error {
+		for _, id := range []int64{a.ID, b.ID} {
+			if _, err := tx.Exec(t.Context(), end, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{x, y} {
+		if j := mustGet(t, s, id); j.State != store.StateAvailable {
+			t.Errorf("dependent %d is %s after its dependency completed; want available", id, j.State)
+		}
+	}
+}
