@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/internal/fleetstats"
@@ -56,12 +57,26 @@ type (
 	Percentiles = fleetstats.Percentiles
 )
 
+// FleetFilter narrows FleetStats to one queue, one kind, or one kind in one queue; the zero
+// value is the whole fleet. The minutes then count that part's attempts alone, and the groups
+// are its queues and kinds.
+type FleetFilter struct {
+	Queue string
+	Kind  string
+}
+
+// keeps reports whether a row of counts is of the part f names.
+func (f FleetFilter) keeps(r store.Stats) bool {
+	return (f.Queue == "" || r.Queue == f.Queue) && (f.Kind == "" || r.Kind == f.Kind)
+}
+
 // ErrNoStats is returned by FleetStats for a store that keeps no counts (store.StatsKeeper).
 var ErrNoStats = errors.New("store keeps no fleet counts")
 
 // FleetStats sums the fleet's counts of the last window (whole minutes, the current one
-// included), judged by the store's clock where it keeps one.
-func (c *Client) FleetStats(ctx context.Context, window time.Duration) (*FleetStats, error) {
+// included), judged by the store's clock where it keeps one, of the part of the fleet filter
+// names.
+func (c *Client) FleetStats(ctx context.Context, window time.Duration, filter FleetFilter) (*FleetStats, error) {
 	keeper, ok := c.store.(store.StatsKeeper)
 	if !ok {
 		return nil, fmt.Errorf("rota: fleet stats: %w", ErrNoStats)
@@ -75,6 +90,9 @@ func (c *Client) FleetStats(ctx context.Context, window time.Duration) (*FleetSt
 	rows, err := keeper.Stats(ctx, since)
 	if err != nil {
 		return nil, fmtErr("fleet stats", err)
+	}
+	if filter != (FleetFilter{}) {
+		rows = slices.DeleteFunc(rows, func(r store.Stats) bool { return !filter.keeps(r) })
 	}
 	s := fleetstats.Summarize(rows, now, minutes)
 	return &s, nil

@@ -195,11 +195,30 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	_, _, body := get(t, c, s.url+"/")
 	for _, want := range []string{`data-queue="default"`, `data-queue="risky"`, `<rect class="completed"`, `<rect class="failed"`, `id="nodes"`,
 		`<meta http-equiv="refresh" content="10">`, `<text class="axis y"`, `<text class="axis x"`,
-		`<tr data-name="risky"><td>risky</td><td class="num">0</td><td class="num">1</td>`,
-		`<tr data-name="ok"><td>ok</td><td class="num">1</td><td class="num">0</td>`} {
+		`<tr data-name="risky"><td><a href="/?queue=risky#chart-title">risky</a></td><td class="num">0</td><td class="num">1</td>`,
+		`<tr data-name="ok"><td><a href="/?kind=ok#chart-title">ok</a></td><td class="num">1</td><td class="num">0</td>`,
+		`<p class="legend"><span class="completed">completed</span> · <span class="failed">failed</span> · <span class="discarded">discarded</span> · <span class="cancelled">cancelled</span>`,
+		`Attempts in the fleet, last hour`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s", want)
 		}
+	}
+	// A queue's link narrows the chart and the tables to its attempts, and a kind's link there
+	// keeps the queue.
+	_, _, body = get(t, c, s.url+"/?queue=risky")
+	for _, want := range []string{`Attempts of queue risky, last hour`, `<rect class="failed"`, `id="whole-fleet"`,
+		`<a href="/?kind=boom&amp;queue=risky#chart-title">boom</a>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the risky queue's overview lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `<rect class="completed"`) || strings.Contains(body, `data-name="ok"`) {
+		t.Errorf("the risky queue's overview counts the default queue's ok job:\n%s", body)
+	}
+	_, _, body = get(t, c, s.url+"/?kind=ok")
+	if !strings.Contains(body, `Attempts of kind ok, last hour`) || !strings.Contains(body, `<rect class="completed"`) ||
+		strings.Contains(body, `<rect class="failed"`) {
+		t.Errorf("the ok kind's overview:\n%s", body)
 	}
 	_, _, body = get(t, c, s.url+"/jobs?state=retryable")
 	if !strings.Contains(body, "disk on fire") || strings.Contains(body, `<td>ok</td>`) {

@@ -12,18 +12,21 @@ import (
 // filterKeys are the jobs page's filter fields, in the order the page describes them. The jobs
 // page, its paging links and the bulk actions read the same ones, so that "Cancel all" acts on
 // exactly the jobs the page shows.
-var filterKeys = []string{"state", "queue", "kind", "tag", "args", "owner", "created_after", "created_before"}
+var filterKeys = []string{"state", "queue", "kind", "tag", "workflow", "schedule", "args", "args_path", "args_value",
+	"owner", "created_after", "created_before"}
 
 // filterLabels are how describeFilter names each field.
 var filterLabels = map[string]string{
-	"state": "state", "queue": "queue", "kind": "kind", "tag": "tag", "args": "args containing", "owner": "running on",
+	"state": "state", "queue": "queue", "kind": "kind", "tag": "tag", "workflow": "workflow", "schedule": "schedule",
+	"args": "args containing", "args_path": "args path", "args_value": "equal to", "owner": "running on",
 	"created_after": "created from", "created_before": "created before",
 }
 
 // jobFilter reads the filter fields of a query or form into ListParams.
 func jobFilter(v url.Values) (rota.ListParams, error) {
-	p := rota.ListParams{Queue: v.Get("queue"), Kind: v.Get("kind"), Tag: v.Get("tag"), ArgsContains: v.Get("args"),
-		Owner: v.Get("owner"), Desc: true}
+	p := rota.ListParams{Queue: v.Get("queue"), Kind: v.Get("kind"), Tag: v.Get("tag"), Workflow: v.Get("workflow"),
+		Schedule: v.Get("schedule"), ArgsContains: v.Get("args"), ArgsPath: strings.TrimSpace(v.Get("args_path")),
+		ArgsValue: strings.TrimSpace(v.Get("args_value")), Owner: v.Get("owner"), Desc: true}
 	if s := v.Get("state"); s != "" {
 		p.States = []rota.State{rota.State(s)}
 	}

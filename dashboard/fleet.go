@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -59,6 +60,41 @@ type tick struct {
 // outcomeClasses are the outcomes in the order the bars stack them, as their CSS classes and
 // the legend name them.
 var outcomeClasses = []string{"completed", "failed", "discarded", "cancelled"}
+
+// fleetPart names the part of the fleet a filter keeps, for the chart's title and the tables'
+// links: "" for the whole fleet.
+type part struct {
+	Name  string // "queue mail", "kind welcome in queue mail"
+	Queue string
+	Kind  string
+}
+
+func fleetPart(f rota.FleetFilter) part {
+	p := part{Queue: f.Queue, Kind: f.Kind}
+	switch {
+	case f.Queue != "" && f.Kind != "":
+		p.Name = "kind " + f.Kind + " in queue " + f.Queue
+	case f.Queue != "":
+		p.Name = "queue " + f.Queue
+	case f.Kind != "":
+		p.Name = "kind " + f.Kind
+	}
+	return p
+}
+
+// partLink is the overview narrowed to the queue or kind (key) name, within the part p shows:
+// a kind's link on a queue's overview keeps the queue.
+func partLink(p part, key, name string) string {
+	q := url.Values{}
+	if p.Queue != "" {
+		q.Set("queue", p.Queue)
+	}
+	if p.Kind != "" {
+		q.Set("kind", p.Kind)
+	}
+	q.Set(key, name)
+	return "/?" + q.Encode()
+}
 
 func layoutFleet(minutes []rota.FleetMinute) fleetChart {
 	c := fleetChart{ViewW: chartViewW, ViewH: chartViewH, PlotLeft: chartLeft, PlotRight: chartLeft + chartW,

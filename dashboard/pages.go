@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,11 +30,12 @@ func parsePages() (map[string]*template.Template, error) {
 		// duration shows how long an attempt ran, "-" when the store did not say.
 		"duration": attempts.Duration,
 		// pathesc makes a name one path segment: queue and schedule names may hold "/" and ".".
-		"pathesc": url.PathEscape,
-		"count":   func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
-		"counts":  stateCounts,
-		"status":  rota.WorkflowStatus,
-		"ms":      ms,
+		"pathesc":  url.PathEscape,
+		"count":    func(c map[store.State]int64, s string) int64 { return c[store.State(s)] },
+		"counts":   stateCounts,
+		"status":   rota.WorkflowStatus,
+		"ms":       ms,
+		"partLink": partLink,
 		// dict passes several values to a sub-template.
 		"dict": func(kv ...any) map[string]any {
 			m := map[string]any{}
@@ -130,9 +132,12 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 		}
 		data["Queues"] = queues
 	}
-	switch fleet, err := d.client.FleetStats(r.Context(), fleetWindow); {
+	// ?queue= and ?kind= narrow the chart and the tables to a part of the fleet; the tables'
+	// names link to their part.
+	part := rota.FleetFilter{Queue: r.URL.Query().Get("queue"), Kind: r.URL.Query().Get("kind")}
+	switch fleet, err := d.client.FleetStats(r.Context(), fleetWindow, part); {
 	case err == nil:
-		data["Fleet"], data["Chart"] = fleet, layoutFleet(fleet.Minutes)
+		data["Fleet"], data["Chart"], data["Part"] = fleet, layoutFleet(fleet.Minutes), fleetPart(part)
 	case !errors.Is(err, rota.ErrNoStats):
 		d.fail(w, r, err)
 		return
@@ -167,27 +172,78 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	p.Limit = pageSize
-	if v := q.Get("before"); v != "" {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			d.fail(w, r, fmt.Errorf("%w: before %q is not a job id", rota.ErrInvalid, v))
-			return
-		}
-		p.AfterID = id // with Desc, the page after id in that order: older jobs
+	before, after, err := pageCursors(q)
+	if err != nil {
+		d.fail(w, r, err)
+		return
 	}
-	jobs, err := d.client.List(r.Context(), p)
+	jobs, before, after, err := d.jobsPage(r.Context(), p, before, after)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
 	data := map[string]any{"Jobs": jobs, "Filter": filterValues(q), "States": stateNames}
-	if len(jobs) == pageSize {
-		next := filterQuery(q)
-		next.Set("before", strconv.FormatInt(jobs[len(jobs)-1].ID, 10))
-		data["Next"] = "/jobs?" + next.Encode()
+	// Older jobs follow a full page, and the page that newer ones were paged to; newer jobs
+	// precede a page reached from newer ones.
+	if len(jobs) > 0 && (len(jobs) == pageSize || after != 0) {
+		older := filterQuery(q)
+		older.Set("before", strconv.FormatInt(jobs[len(jobs)-1].ID, 10))
+		data["Next"] = "/jobs?" + older.Encode()
+	}
+	if before != 0 || after != 0 {
+		newer := filterQuery(q)
+		if len(jobs) > 0 {
+			newer.Set("after", strconv.FormatInt(jobs[0].ID, 10))
+		}
+		data["Newer"] = "/jobs?" + newer.Encode()
 	}
 	d.render(w, r, http.StatusOK, "jobs", data)
+}
+
+// jobsPage reads a page of the jobs page, newest first: the first page, the older jobs before
+// the id before, or the newer ones after the id after, read oldest first from it (one more, to
+// know whether still newer ones follow) and turned round. With no more than a page of newer
+// jobs left, it is the first page, and both cursors come back 0.
+func (d *Dashboard) jobsPage(ctx context.Context, p rota.ListParams, before, after int64) ([]*rota.JobRow, int64, int64, error) {
+	p.Limit = pageSize
+	switch {
+	case after != 0:
+		p.AfterID, p.Desc, p.Limit = after, false, pageSize+1
+	case before != 0:
+		p.AfterID = before // with Desc, the page after id in that order: older jobs
+	}
+	jobs, err := d.client.List(ctx, p)
+	if err != nil || after == 0 {
+		return jobs, before, after, err
+	}
+	if len(jobs) <= pageSize {
+		p.AfterID, p.Desc, p.Limit = 0, true, pageSize
+		jobs, err = d.client.List(ctx, p)
+		return jobs, 0, 0, err
+	}
+	jobs = jobs[:pageSize]
+	slices.Reverse(jobs)
+	return jobs, before, after, nil
+}
+
+// pageCursors reads the jobs page's before and after ids; one of them at most.
+func pageCursors(q url.Values) (before, after int64, err error) {
+	for _, c := range []struct {
+		key string
+		id  *int64
+	}{{"before", &before}, {"after", &after}} {
+		v := q.Get(c.key)
+		if v == "" {
+			continue
+		}
+		if *c.id, err = strconv.ParseInt(v, 10, 64); err != nil || *c.id < 1 {
+			return 0, 0, fmt.Errorf("%w: %s %q is not a job id", rota.ErrInvalid, c.key, v)
+		}
+	}
+	if before != 0 && after != 0 {
+		return 0, 0, fmt.Errorf("%w: before and after together: page one way at a time", rota.ErrInvalid)
+	}
+	return before, after, nil
 }
 
 // find opens the job whose id was typed in the jobs page's box.

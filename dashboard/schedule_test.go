@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +138,7 @@ func TestSchedulePage(t *testing.T) {
 	}
 }
 
-// The jobs page filters by tag, args and creation time, and its bulk actions act on that filter.
+// The jobs page filters by tag, workflow, schedule, args and creation time, and its bulk actions act on that filter.
 func TestJobsPageFilters(t *testing.T) {
 	s := newSite(t)
 	c := browser(t)
@@ -159,6 +162,19 @@ func TestJobsPageFilters(t *testing.T) {
 	}
 	shows("tag=vip", a, b)
 	shows("args=other", b, a)
+	shows("args_path=customer&args_value="+url.QueryEscape(`"acme"`), a, b)
+	if code, _, _ := get(t, c, s.url+"/jobs?args_path=customer&args_value=acme"); code != http.StatusBadRequest {
+		t.Fatalf("an args value that is not JSON: %d", code)
+	}
+	wf := rota.NewWorkflow()
+	wf.Add("only", rota.RawArgs{KindName: "ok", JSON: []byte(`{}`)}, &rota.InsertOpts{Queue: "parked"})
+	ins, err := s.client.InsertWorkflow(ctx, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shows("workflow="+url.QueryEscape(ins.ID), ins.Steps["only"].ID, a)
+	done, _ := seedSchedule(t, s)
+	shows("schedule=nightly", done, a)
 	hour := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
 	shows("args=acme&created_after="+url.QueryEscape(hour), a, b)
 	if code, _, body := get(t, c, s.url+"/jobs?created_before="+url.QueryEscape(hour)); code != http.StatusOK || strings.Contains(body, "data-id=") {
@@ -194,4 +210,63 @@ func postPage(t *testing.T, c *http.Client, u string, form url.Values, origin st
 	var b strings.Builder
 	_, _ = io.Copy(&b, resp.Body)
 	return resp.StatusCode, b.String()
+}
+
+// The jobs page is newest first and pages both ways: older from a full page, newer back from
+// an older one, until the first page again.
+func TestJobsPagePagesBothWays(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	var ids []int64
+	for range 2*pageSize + 10 {
+		res, err := s.client.Insert(context.Background(), rota.RawArgs{KindName: "ok", JSON: []byte(`{}`)},
+			&rota.InsertOpts{Queue: "parked"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Job.ID)
+	}
+	slices.Reverse(ids) // newest first
+	row := regexp.MustCompile(`data-id="(\d+)"`)
+	link := func(body, id string) string {
+		m := regexp.MustCompile(`href="([^"]+)" id="` + id + `"`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	open := func(u string, want []int64) string {
+		t.Helper()
+		code, _, body := get(t, c, s.url+u)
+		var got []int64
+		for _, m := range row.FindAllStringSubmatch(body, -1) {
+			id, _ := strconv.ParseInt(m[1], 10, 64)
+			got = append(got, id)
+		}
+		if code != http.StatusOK || !slices.Equal(got, want) {
+			t.Fatalf("%s: %d, jobs %v; want %v", u, code, got, want)
+		}
+		return body
+	}
+	first := open("/jobs?queue=parked", ids[:pageSize])
+	if link(first, "newer") != "" {
+		t.Fatal("the first page links to newer jobs")
+	}
+	second := open(link(first, "next"), ids[pageSize:2*pageSize])
+	third := open(link(second, "next"), ids[2*pageSize:])
+	if link(third, "next") != "" {
+		t.Fatal("the last page links to older jobs")
+	}
+	back := open(link(third, "newer"), ids[pageSize:2*pageSize])
+	if !strings.Contains(link(back, "newer"), "queue=parked") {
+		t.Fatalf("paging loses the filter: %q", link(back, "newer"))
+	}
+	top := open(link(back, "newer"), ids[:pageSize])
+	if link(top, "newer") != "" {
+		t.Fatal("the first page, paged back to, links to newer jobs")
+	}
+	if code, _, _ := get(t, c, s.url+"/jobs?before=1&after=2"); code != http.StatusBadRequest {
+		t.Fatalf("before and after together: %d", code)
+	}
 }

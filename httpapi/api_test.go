@@ -467,6 +467,25 @@ func TestStatsSumTheFleet(t *testing.T) {
 	if len(got.Kinds) != 1 || got.Kinds[0].Name != "welcome" || got.Kinds[0].Latency.Count != 8 {
 		t.Fatalf("kinds: %+v", got.Kinds)
 	}
+	// ?queue= and ?kind= count one part of the fleet.
+	if err := keeper.AddStats(context.Background(), []store.Stats{
+		{Node: "a", Minute: now, Queue: "reports", Kind: "monthly", Completed: 2, Latency: []int64{2}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int64{"queue=reports": 2, "queue=mail": 7, "kind=monthly": 2, "queue=mail&kind=monthly": 0, "": 9} {
+		var part rota.FleetStats
+		if code := s.call(t, "GET", "/v1/stats?window=15m&"+q, "", &part); code != http.StatusOK {
+			t.Fatalf("stats?%s: %d", q, code)
+		}
+		var completed int64
+		for _, m := range part.Minutes {
+			completed += m.Completed
+		}
+		if completed != want {
+			t.Errorf("stats?%s: %d completed, want %d", q, completed, want)
+		}
+	}
 	s.wantError(t, "GET", "/v1/stats?window=90s", "", 400, "invalid", "whole minutes")
 }
 

@@ -11,7 +11,8 @@ import (
 // statsWindowMax bounds the window of GET /v1/stats: a day of minutes.
 const statsWindowMax = 24 * time.Hour
 
-// fleetStats answers with the fleet's counts of the last window (?window=, 1 h by default).
+// fleetStats answers with the fleet's counts of the last window (?window=, 1 h by default), or
+// of one queue's or kind's attempts (?queue=, ?kind=).
 func (a *api) fleetStats(w http.ResponseWriter, r *http.Request) {
 	window := time.Hour
 	if v := r.URL.Query().Get("window"); v != "" {
@@ -22,7 +23,8 @@ func (a *api) fleetStats(w http.ResponseWriter, r *http.Request) {
 		}
 		window = d
 	}
-	st, err := a.client.FleetStats(r.Context(), window)
+	filter := rota.FleetFilter{Queue: r.URL.Query().Get("queue"), Kind: r.URL.Query().Get("kind")}
+	st, err := a.client.FleetStats(r.Context(), window, filter)
 	if err != nil {
 		a.fail(w, r, err)
 		return
