@@ -36,6 +36,14 @@ const (
 	// EventDrainDeadline is a stop whose deadline passed with Count jobs still running: they are
 	// cancelled and handed back.
 	EventDrainDeadline EventType = "node.drain_deadline"
+	// EventOutcomesUnrecorded is a stop that ended with Count outcomes not written to the store:
+	// the grace (Reason "grace") or the caller's deadline ("deadline") passed first. The rescuer
+	// retries those jobs once their leases expire.
+	EventOutcomesUnrecorded EventType = "node.outcomes_unrecorded"
+	// EventNodeStarted is the node taking work: Count queues, Kinds it has workers for.
+	// EventNodeStopped is its stop done, every job handed back or ended.
+	EventNodeStarted EventType = "node.started"
+	EventNodeStopped EventType = "node.stopped"
 
 	// EventJobClaimed is one claim call that succeeded (possibly with no job): Queue, Claim
 	// (asked and got) and Duration (the store's round trip).
@@ -52,9 +60,9 @@ const (
 	// EventStoreError is a store call of the node's own loops that failed: Op names it (claim,
 	// heartbeat, complete, list_limits, register, deregister, subscribe, rescue, prune,
 	// prune_nodes, prune_stats, tidy, plan_schedules, add_stats; the leader election's identity,
-	// lease and release_lease, singleton_ before them for a singleton's lease), Queue is set for
-	// claims. Calls cut short by the node stopping or leadership ending are not errors. Every
-	// failure is an event; the log says them rate-limited.
+	// lease, release_lease and restart_requests, singleton_ before them for a singleton's
+	// lease), Queue is set for claims. Calls cut short by the node stopping or leadership ending
+	// are not errors. Every failure is an event; the log says them rate-limited.
 	EventStoreError EventType = "store.error"
 	// EventStoreReset is the store's identity changing under the node: it was flushed, restored
 	// from a backup or replaced, so the leases and fences taken before prove nothing. Reason
@@ -90,15 +98,18 @@ type Event struct {
 	Latency time.Duration
 	// Outcome is the state the attempt asked for (job.fence_refused).
 	Outcome store.State
-	// Service names a maintenance service (leader.service).
+	// Service names a maintenance service (leader.service, leader.service_state).
 	Service string
 	// Count is what the service run did (leader.service), the jobs still running at a drain
-	// deadline (node.drain_deadline), or the outcomes a failed write carried (store.error).
+	// deadline (node.drain_deadline), the outcomes a failed write carried (store.error) or a
+	// stop left unwritten (node.outcomes_unrecorded), or the queues a node serves (node.started).
 	Count int
 	// Op names the store call that failed (store.error).
 	Op string
-	// Token is the leader lease's fencing token (leader.elected).
+	// Token is the leader lease's fencing token (leader.elected, leader.service_state).
 	Token int64
+	// Kinds are the kinds the node has workers for (node.started).
+	Kinds []string
 }
 
 // eventHub hands events to the node's log, to the synchronous handlers, in order, and to

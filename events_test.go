@@ -124,7 +124,38 @@ func TestStopEndsWhileCompletesFail(t *testing.T) {
 	if err := recv(t, stopped); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
+	if ev := b.event(t, EventOutcomesUnrecorded); ev.Count != 1 || ev.Reason != "deadline" {
+		t.Fatalf("unrecorded outcomes %+v; want the one, left at the deadline", ev)
+	}
+	b.event(t, EventNodeStopped)
 }
+
+// A leader service that starts says so with the lease's token; one that cannot start says why.
+func TestServiceStateEvents(t *testing.T) {
+	b := setup(t, nil, func(c *Config) {
+		c.Leader.Services = []LeaderService{refusingService{}}
+	})
+	var pruner, refused bool
+	for !pruner || !refused {
+		ev := b.event(t, EventServiceState)
+		switch ev.Service {
+		case ServicePruner:
+			pruner = ev.Reason == leader.ServiceStarted
+		case "refusing":
+			if ev.Reason != leader.ServiceStartFailed || ev.Error != "not today" {
+				t.Fatalf("the refusing service: %+v", ev)
+			}
+			refused = true
+		}
+	}
+}
+
+// refusingService is a leader service that never starts.
+type refusingService struct{}
+
+func (refusingService) Name() string                { return "refusing" }
+func (refusingService) Start(context.Context) error { return errors.New("not today") }
+func (refusingService) Stop(context.Context) error  { return nil }
 
 func TestStoreErrorEvent(t *testing.T) {
 	var down atomic.Bool
@@ -278,6 +309,14 @@ func TestEventLogLevels(t *testing.T) {
 		{Event{Type: EventSingletonLost, Reason: "nightly: " + leader.ReasonStopping}, "INFO"},
 		{Event{Type: EventStoreError, Op: "complete", Count: 2, Reason: "retry", Error: "down"}, "WARN"},
 		{Event{Type: EventStoreReset, Reason: "store identity changed from a to b"}, "ERROR"},
+		{Event{Type: EventOutcomesUnrecorded, Count: 2, Reason: "grace"}, "ERROR"},
+		{Event{Type: EventNodeStarted, Count: 1, Kinds: []string{"test"}}, "INFO"},
+		{Event{Type: EventNodeStopped}, "INFO"},
+		{Event{Type: EventServiceState, Service: ServicePruner, Reason: leader.ServiceStarted, Token: 3}, "INFO"},
+		{Event{Type: EventServiceState, Service: ServicePruner, Reason: leader.ServiceRestarting}, "INFO"},
+		{Event{Type: EventServiceState, Service: "x", Reason: leader.ServiceStartFailed, Error: "no"}, "ERROR"},
+		{Event{Type: EventServiceState, Service: "x", Reason: leader.ServiceStopFailed, Error: "no"}, "ERROR"},
+		{Event{Type: EventMemoryUnreadable, Error: "unsupported"}, "WARN"},
 	} {
 		log.Reset()
 		l.log(c.ev)

@@ -34,11 +34,24 @@ type LeaderConfig struct {
 	Services []LeaderService
 }
 
-// Event types about leadership.
+// Event types about leadership. EventServiceState is a leader service (Service) that started
+// under the lease's Token, or failed to start (retried at the next renewal) or to stop, or is
+// restarted on request: Reason is started, start_failed, stop_failed or restarting, Error why it
+// failed.
 const (
 	EventLeaderElected EventType = "leader.elected"
 	EventLeaderLost    EventType = "leader.lost"
+	EventServiceState  EventType = "leader.service_state"
 )
+
+// serviceState reports a leader service's change as a leader.service_state event.
+func (n *Node) serviceState(c leader.ServiceChange) {
+	ev := Event{Type: EventServiceState, Service: c.Service, Reason: c.What, Token: c.Token, At: n.clock.Now()}
+	if c.Err != nil {
+		ev.Error = c.Err.Error()
+	}
+	n.events.emit(ev)
+}
 
 // storeReset reports that the store's identity changed under the node.
 func (n *Node) storeReset(reason string) {
@@ -106,8 +119,9 @@ func (n *Node) newElector() error {
 			}
 			n.events.emit(Event{Type: typ, Reason: c.Reason, Token: c.Token, At: c.At})
 		},
-		OnError: n.electorError(""),
-		OnReset: n.storeReset,
+		OnError:   n.electorError(""),
+		OnReset:   n.storeReset,
+		OnService: n.serviceState,
 	})
 	if err != nil {
 		return err

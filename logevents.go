@@ -62,6 +62,18 @@ func (l *eventLog) log(ev Event) {
 			jobAttrs(ev, "cause", ev.Error, "ran", ev.Duration)...)
 	case EventDrainDeadline:
 		l.logger.Warn("rota: drain deadline passed; cancelling running jobs", "jobs", ev.Count)
+	case EventOutcomesUnrecorded:
+		msg := "rota: node stop: outcomes not recorded in time; the rescuer will retry those jobs"
+		if ev.Reason == "deadline" {
+			msg = "rota: node stop: outcomes not recorded before the stop deadline; the rescuer will retry those jobs"
+		}
+		l.logger.Error(msg, "pending", ev.Count)
+	case EventNodeStarted:
+		l.logger.Info("rota: node started", "queues", ev.Count, "kinds", ev.Kinds)
+	case EventNodeStopped:
+		l.logger.Info("rota: node stopped")
+	case EventServiceState:
+		l.serviceState(ev)
 	case EventLeaderElected:
 		l.logger.Info("rota: became leader", "lease", leader.NameDefault, "token", ev.Token)
 	case EventLeaderLost:
@@ -100,8 +112,24 @@ func (l *eventLog) log(ev Event) {
 		l.logger.Error("rota: " + ev.Reason)
 	case EventMemoryLow:
 		l.logger.Warn("rota: available memory below the floor; taking no new jobs", "reason", ev.Reason)
+	case EventMemoryUnreadable:
+		l.logger.Warn("rota: MinFreeMemory is set but free memory cannot be read here; ignoring it", "error", ev.Error)
 	case EventMemoryOK:
 		l.logger.Info("rota: available memory back above the floor; taking jobs again", "reason", ev.Reason)
+	}
+}
+
+// serviceState logs a leader service's start, restart or failure to start or stop.
+func (l *eventLog) serviceState(ev Event) {
+	switch ev.Reason {
+	case leader.ServiceStarted:
+		l.logger.Info("rota: leader service started", "service", ev.Service, "token", ev.Token)
+	case leader.ServiceRestarting:
+		l.logger.Info("rota: leader service restarting", "service", ev.Service)
+	case leader.ServiceStartFailed:
+		l.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", ev.Service, "error", ev.Error)
+	case leader.ServiceStopFailed:
+		l.logger.Error("rota: leader service failed to stop cleanly", "service", ev.Service, "error", ev.Error)
 	}
 }
 

@@ -25,10 +25,12 @@ type memFloor struct {
 }
 
 // EventMemoryLow and EventMemoryOK mark the node closing to new work for lack of memory, and
-// opening again; Reason gives the bytes available and the floor.
+// opening again; Reason gives the bytes available and the floor. EventMemoryUnreadable is a
+// floor set where available memory cannot be read (Error says why): the floor is ignored.
 const (
-	EventMemoryLow EventType = "node.memory_low"
-	EventMemoryOK  EventType = "node.memory_ok"
+	EventMemoryLow        EventType = "node.memory_low"
+	EventMemoryOK         EventType = "node.memory_ok"
+	EventMemoryUnreadable EventType = "node.memory_unreadable"
 )
 
 // admits reports whether the node may claim now.
@@ -47,7 +49,7 @@ func (n *Node) memoryAdmits() bool {
 	avail, err := f.available()
 	if err != nil {
 		if errors.Is(err, memory.ErrUnsupported) {
-			n.logger.Warn("rota: MinFreeMemory is set but free memory cannot be read here; ignoring it", "error", err)
+			n.events.emit(Event{Type: EventMemoryUnreadable, At: now, Error: err.Error()})
 			f.min = 0
 		}
 		return true

@@ -309,7 +309,7 @@ func (n *Node) Start(ctx context.Context) error {
 			q.run()
 		}()
 	}
-	n.logger.Info("rota: node started", "queues", len(n.queues), "kinds", n.kinds)
+	n.events.emit(Event{Type: EventNodeStarted, Count: len(n.queues), Kinds: n.kinds, At: n.clock.Now()})
 	return nil
 }
 
@@ -383,14 +383,14 @@ func (n *Node) stop(ctx context.Context) error {
 	select {
 	case <-n.compDone:
 	case <-n.clock.After(n.cfg.TimeoutGrace):
-		n.logger.Error("rota: node stop: outcomes not recorded in time; the rescuer will retry those jobs", "pending", n.completer.Pending())
+		n.events.emit(Event{Type: EventOutcomesUnrecorded, Count: n.completer.Pending(), Reason: "grace", At: n.clock.Now()})
 	case <-deadline:
-		n.logger.Error("rota: node stop: outcomes not recorded before the stop deadline; the rescuer will retry those jobs", "pending", n.completer.Pending())
+		n.events.emit(Event{Type: EventOutcomesUnrecorded, Count: n.completer.Pending(), Reason: "deadline", At: n.clock.Now()})
 	}
 	n.bgCancel()
 	n.bg.Wait()
 	n.stopWork(errShutdown)
-	n.logger.Info("rota: node stopped")
+	n.events.emit(Event{Type: EventNodeStopped, At: n.clock.Now()})
 	return drainErr
 }
 

@@ -76,13 +76,33 @@ type Config struct {
 	// OnError is called with every failed store call of the elector (op: OpIdentity, OpLease,
 	// OpRelease); when set, the elector does not log them itself.
 	OnError func(op string, err error)
+	// OnService is called when a leader service starts, fails to start or to stop, or is
+	// restarted on request; when set, the elector does not log these itself.
+	OnService func(ServiceChange)
 }
+
+// ServiceChange is a leader service starting, failing to start or stop, or restarting.
+type ServiceChange struct {
+	Service string
+	What    string // ServiceStarted, ServiceStartFailed, ServiceStopFailed, ServiceRestarting
+	Token   int64  // the lease token it started under (ServiceStarted)
+	Err     error  // why it failed
+}
+
+// What a ServiceChange says.
+const (
+	ServiceStarted     = "started"
+	ServiceStartFailed = "start_failed" // retried at the next renewal
+	ServiceStopFailed  = "stop_failed"
+	ServiceRestarting  = "restarting"
+)
 
 // The store calls of an elector, as OnError names them.
 const (
-	OpIdentity = "identity"      // reading the store's identity before each lease call
-	OpLease    = "lease"         // taking or renewing the lease
-	OpRelease  = "release_lease" // giving the lease up on stop
+	OpIdentity = "identity"         // reading the store's identity before each lease call
+	OpLease    = "lease"            // taking or renewing the lease
+	OpRelease  = "release_lease"    // giving the lease up on stop
+	OpRestarts = "restart_requests" // reading the leader services' restart requests
 )
 
 // Change is a gain or loss of leadership.
@@ -138,7 +158,7 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Elector{cfg: cfg, services: newServices(cfg.Logger)}, nil
+	return &Elector{cfg: cfg, services: newServices(cfg.Logger, cfg.OnService)}, nil
 }
 
 // Add registers a service to run while this node leads. Call before Run.

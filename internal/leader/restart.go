@@ -42,7 +42,7 @@ func (e *Elector) checkRestarts(ctx context.Context) {
 		if errors.Is(err, store.ErrNotFound) {
 			lease.Token = 0
 		} else if err != nil {
-			e.cfg.Logger.Warn("rota: reading restart requests failed", "service", name, "error", err)
+			e.fail(OpRestarts, fmt.Errorf("%s: %w", name, err), "rota: reading restart requests failed")
 			continue
 		}
 		seen, known := e.restartTokens[name]

@@ -33,7 +33,8 @@ const stopTimeout = 5 * time.Second
 // services starts and stops the leader's services. A service whose Start failed is retried on
 // the next renewal.
 type services struct {
-	logger *slog.Logger
+	logger   *slog.Logger
+	onChange func(ServiceChange) // nil: changes are logged
 
 	mu      sync.Mutex
 	list    []Service
@@ -42,8 +43,8 @@ type services struct {
 	wake    chan struct{}
 }
 
-func newServices(logger *slog.Logger) *services {
-	return &services{logger: logger, running: map[string]context.CancelFunc{}, restart: map[string]bool{}, wake: make(chan struct{}, 1)}
+func newServices(logger *slog.Logger, onChange func(ServiceChange)) *services {
+	return &services{logger: logger, onChange: onChange, running: map[string]context.CancelFunc{}, restart: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 func (s *services) add(svc Service) {
@@ -72,11 +73,11 @@ func (s *services) startPending(parent context.Context, token int64) {
 		ctx, cancel := context.WithCancel(context.WithValue(parent, tokenKey{}, token))
 		if err := svc.Start(ctx); err != nil {
 			cancel()
-			s.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", svc.Name(), "error", err)
+			s.tell(ServiceChange{Service: svc.Name(), What: ServiceStartFailed, Err: err})
 			continue
 		}
 		s.running[svc.Name()] = cancel
-		s.logger.Info("rota: leader service started", "service", svc.Name(), "token", token)
+		s.tell(ServiceChange{Service: svc.Name(), What: ServiceStarted, Token: token})
 	}
 }
 
@@ -98,7 +99,25 @@ func (s *services) stopLocked(svc Service) {
 	ctx, cancelStop := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancelStop()
 	if err := svc.Stop(ctx); err != nil {
-		s.logger.Error("rota: leader service failed to stop cleanly", "service", svc.Name(), "error", err)
+		s.tell(ServiceChange{Service: svc.Name(), What: ServiceStopFailed, Err: err})
+	}
+}
+
+// tell hands a change to the callback, or logs it.
+func (s *services) tell(c ServiceChange) {
+	if s.onChange != nil {
+		s.onChange(c)
+		return
+	}
+	switch c.What {
+	case ServiceStarted:
+		s.logger.Info("rota: leader service started", "service", c.Service, "token", c.Token)
+	case ServiceStartFailed:
+		s.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", c.Service, "error", c.Err)
+	case ServiceStopFailed:
+		s.logger.Error("rota: leader service failed to stop cleanly", "service", c.Service, "error", c.Err)
+	case ServiceRestarting:
+		s.logger.Info("rota: leader service restarting", "service", c.Service)
 	}
 }
 
@@ -120,7 +139,7 @@ func (s *services) restartPending(ctx context.Context, leading bool, token int64
 	for _, svc := range s.list {
 		if s.restart[svc.Name()] {
 			s.stopLocked(svc)
-			s.logger.Info("rota: leader service restarting", "service", svc.Name())
+			s.tell(ServiceChange{Service: svc.Name(), What: ServiceRestarting})
 		}
 	}
 	clear(s.restart)
