@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,6 +261,17 @@ func TestPagesShowJobsErrorsAndThroughput(t *testing.T) {
 	_, _, body = get(t, c, s.url+"/")
 	if !strings.Contains(body, `<td class="num running"><a href="/jobs?state=running&amp;owner=node-1">1</a></td>`) {
 		t.Errorf("overview does not count node-1's running job:\n%s", body)
+	}
+	// A node not seen for two of its registration intervals is marked stale: one that said it
+	// registers every microsecond is, by the time the page is read.
+	if err := s.client.Store().(store.NodeRegistry).RegisterNode(ctx, store.NodeInfo{ID: "node-gone", Host: "h",
+		StartedAt: time.Now(), RegisterEvery: time.Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body = get(t, c, s.url+"/")
+	if !regexp.MustCompile(`<tr class="stale"><td>node-gone</td>.*<span class="badge">stale</span>`).MatchString(body) ||
+		regexp.MustCompile(`<tr class="stale"><td>node-1</td>`).MatchString(body) {
+		t.Errorf("overview does not mark node-gone stale, or marks node-1:\n%s", body)
 	}
 	// The count leads to the node's running jobs.
 	_, _, body = get(t, c, s.url+"/jobs?state=running&owner=node-1")

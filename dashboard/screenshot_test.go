@@ -58,6 +58,7 @@ func TestFleetOverviewInABrowser(t *testing.T) {
 	if err := keeper.AddStats(context.Background(), rows); err != nil {
 		t.Fatal(err)
 	}
+	seedFleet(t, s)
 	step(t, ctx, "sign in",
 		chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("sign-in")),
@@ -130,6 +131,37 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 	}
 	if err := os.WriteFile(filepath.Join(*screenshots, name), png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// seedFleet makes the overview look like the fleet whose counts the chart shows: three more nodes
+// serving mail and billing, web-1 leading, and jobs waiting in both queues for later.
+func seedFleet(t *testing.T, s *site) {
+	t.Helper()
+	ctx := context.Background()
+	st := s.client.Store()
+	for _, n := range []store.NodeInfo{
+		{ID: "web-1", Host: "web-1.internal", PID: 4121, Queues: []string{"mail", "billing"}, Kinds: []string{"welcome", "digest", "invoice"}},
+		{ID: "web-2", Host: "web-2.internal", PID: 3977, Queues: []string{"mail", "billing"}, Kinds: []string{"welcome", "digest", "invoice"}},
+		{ID: "batch-1", Host: "batch-1.internal", PID: 812, Queues: []string{"billing"}, Kinds: []string{"invoice"}},
+	} {
+		n.Version, n.StartedAt, n.RegisterEvery = "v1.4.2", time.Now().Add(-3*time.Hour), time.Hour
+		if err := st.(store.NodeRegistry).RegisterNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := st.(store.Leaser).AcquireLease(ctx, "rota.leader", "web-1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for i, kind := range []string{"welcome", "welcome", "digest", "invoice", "invoice", "invoice"} {
+		queue := "mail"
+		if kind == "invoice" {
+			queue = "billing"
+		}
+		if _, err := s.client.Insert(ctx, rota.RawArgs{KindName: kind, JSON: []byte(`{}`)},
+			&rota.InsertOpts{Queue: queue, RunAt: time.Now().Add(time.Duration(i+1) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -131,3 +131,37 @@ func TestPrunerKeepsEachStateItsRetention(t *testing.T) {
 		t.Fatalf("kept an hour, two hours on: pruned %d (%v), want 1", n, err)
 	}
 }
+
+// The pruner deletes the fleet's counts older than their retention, judged by the store's clock,
+// and keeps the rest; a negative retention keeps them all.
+func TestPrunerDeletesCountsPastTheirRetention(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	if err := st.AddStats(ctx, []store.Stats{
+		{Node: "n1", Minute: epoch.Add(-25 * time.Hour), Queue: "q", Kind: "k", Completed: 1},
+		{Node: "n1", Minute: epoch.Add(-time.Hour), Queue: "q", Kind: "k", Completed: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	storeNow := func(context.Context) (time.Time, error) { return epoch, nil }
+	p := &Pruner{Jobs: st, Stats: st, Now: storeNow, StatsRetention: -1,
+		Failed: func(_ context.Context, op string, err error) { t.Errorf("%s: %v", op, err) }}
+	count := func() int {
+		rows, err := st.Stats(ctx, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows)
+	}
+	if _, err := p.Pass(ctx); err != nil || count() != 2 {
+		t.Fatalf("kept forever: %d rows left (%v), want 2", count(), err)
+	}
+	p.StatsRetention = 24 * time.Hour
+	if _, err := p.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Stats(ctx, time.Time{})
+	if err != nil || len(rows) != 1 || rows[0].Completed != 2 {
+		t.Fatalf("kept a day: %+v (%v), want the row of an hour ago alone", rows, err)
+	}
+}
