@@ -201,7 +201,8 @@ func testUniqueOtherKeys(t *testing.T, e *env) {
 
 // A job that gave up its key (it ran, with running not among its unique states; or it ended)
 // and comes back into a state that would hold it while a newer job holds it — handed back,
-// rescued, retried — comes back without the key: the move succeeds, and the newer job keeps it.
+// rescued, retried, released or cancelled by its dependencies — comes back without the key: the
+// move succeeds, and the newer job keeps it.
 func testBackIntoAHeldKey(t *testing.T, e *env) {
 	newer := func(p store.InsertParams) int64 {
 		t.Helper()
@@ -250,6 +251,28 @@ func testBackIntoAHeldKey(t *testing.T, e *env) {
 	e.retry(o.ID)
 	wantState(t, e.get(o.ID), store.StateAvailable)
 	wantHolder(old, n)
+
+	// Released by its dependency, and cancelled by one: a job that did not hold its key while
+	// it waited.
+	dep := e.insertOne(job("k"))
+	released := keyed("released")
+	released.UniqueStates, released.DependsOn = []store.State{store.StateAvailable}, []int64{dep.ID}
+	r := e.insertOne(released)
+	// The newer holders wait in a queue of their own, where finish does not claim them.
+	released.DependsOn, released.Queue = nil, "q-held"
+	rn := newer(released)
+	failing := e.insertOne(job("k"))
+	doomed := keyed("doomed")
+	doomed.UniqueStates, doomed.DependsOn = []store.State{store.StateAvailable, store.StateCancelled}, []int64{failing.ID}
+	d := e.insertOne(doomed)
+	doomed.DependsOn, doomed.Queue = nil, "q-held"
+	dn := newer(doomed)
+	e.finish(dep.ID, store.StateCompleted)
+	wantState(t, e.get(r.ID), store.StateAvailable)
+	wantHolder(released, rn)
+	e.finish(failing.ID, store.StateDiscarded)
+	wantState(t, e.get(d.ID), store.StateCancelled)
+	wantHolder(doomed, dn)
 }
 
 // A finished job that holds its key (completed is among its unique states) cannot be replaced:
