@@ -2,6 +2,7 @@ package rota
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -121,16 +122,11 @@ func (l *eventLog) log(ev Event) {
 
 // serviceState logs a leader service's start, restart or failure to start or stop.
 func (l *eventLog) serviceState(ev Event) {
-	switch ev.Reason {
-	case leader.ServiceStarted:
-		l.logger.Info("rota: leader service started", "service", ev.Service, "token", ev.Token)
-	case leader.ServiceRestarting:
-		l.logger.Info("rota: leader service restarting", "service", ev.Service)
-	case leader.ServiceStartFailed:
-		l.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", ev.Service, "error", ev.Error)
-	case leader.ServiceStopFailed:
-		l.logger.Error("rota: leader service failed to stop cleanly", "service", ev.Service, "error", ev.Error)
+	c := leader.ServiceChange{Service: ev.Service, What: ev.Reason, Token: ev.Token}
+	if ev.Error != "" {
+		c.Err = errors.New(ev.Error)
 	}
+	leader.LogServiceChange(l.logger, c)
 }
 
 // serviceOps are the store calls each maintenance service makes: a run that worked means they

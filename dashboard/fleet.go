@@ -61,14 +61,14 @@ type tick struct {
 // the legend name them.
 var outcomeClasses = []string{"completed", "failed", "discarded", "cancelled"}
 
-// fleetPart names the part of the fleet a filter keeps, for the chart's title and the tables'
-// links: "" for the whole fleet.
+// part is the part of the fleet the overview shows, for the chart's title and the tables' links.
 type part struct {
-	Name  string // "queue mail", "kind welcome in queue mail"
+	Name  string // "queue mail", "kind welcome in queue mail"; "" for the whole fleet
 	Queue string
 	Kind  string
 }
 
+// fleetPart names the part of the fleet f keeps.
 func fleetPart(f rota.FleetFilter) part {
 	p := part{Queue: f.Queue, Kind: f.Kind}
 	switch {

@@ -109,15 +109,20 @@ func (s *services) tell(c ServiceChange) {
 		s.onChange(c)
 		return
 	}
+	LogServiceChange(s.logger, c)
+}
+
+// LogServiceChange says c in logger: starts and restarts at info, failures at error.
+func LogServiceChange(logger *slog.Logger, c ServiceChange) {
 	switch c.What {
 	case ServiceStarted:
-		s.logger.Info("rota: leader service started", "service", c.Service, "token", c.Token)
+		logger.Info("rota: leader service started", "service", c.Service, "token", c.Token)
 	case ServiceStartFailed:
-		s.logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", c.Service, "error", c.Err)
+		logger.Error("rota: leader service failed to start; retrying at the next renewal", "service", c.Service, "error", c.Err)
 	case ServiceStopFailed:
-		s.logger.Error("rota: leader service failed to stop cleanly", "service", c.Service, "error", c.Err)
+		logger.Error("rota: leader service failed to stop cleanly", "service", c.Service, "error", c.Err)
 	case ServiceRestarting:
-		s.logger.Info("rota: leader service restarting", "service", c.Service)
+		logger.Info("rota: leader service restarting", "service", c.Service)
 	}
 }
 
