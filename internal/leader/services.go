@@ -41,6 +41,9 @@ type services struct {
 	running map[string]context.CancelFunc
 	restart map[string]bool
 	wake    chan struct{}
+	// changes are told once mu is released (flush): the callback may call back in, as a
+	// handler that restarts a service that failed to start does.
+	changes []ServiceChange
 }
 
 func newServices(logger *slog.Logger, onChange func(ServiceChange)) *services {
@@ -64,6 +67,7 @@ func (s *services) names() []string {
 }
 
 func (s *services) startPending(parent context.Context, token int64) {
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, svc := range s.list {
@@ -82,6 +86,7 @@ func (s *services) startPending(parent context.Context, token int64) {
 }
 
 func (s *services) stopAll() {
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.list) - 1; i >= 0; i-- {
@@ -103,13 +108,22 @@ func (s *services) stopLocked(svc Service) {
 	}
 }
 
-// tell hands a change to the callback, or logs it.
-func (s *services) tell(c ServiceChange) {
-	if s.onChange != nil {
-		s.onChange(c)
-		return
+// tell keeps a change for flush; mu is held.
+func (s *services) tell(c ServiceChange) { s.changes = append(s.changes, c) }
+
+// flush hands the changes told so far to the callback, or logs them, without mu held.
+func (s *services) flush() {
+	s.mu.Lock()
+	changes := s.changes
+	s.changes = nil
+	s.mu.Unlock()
+	for _, c := range changes {
+		if s.onChange != nil {
+			s.onChange(c)
+		} else {
+			LogServiceChange(s.logger, c)
+		}
 	}
-	LogServiceChange(s.logger, c)
 }
 
 // LogServiceChange says c in logger: starts and restarts at info, failures at error.
@@ -149,6 +163,7 @@ func (s *services) restartPending(ctx context.Context, leading bool, token int64
 	}
 	clear(s.restart)
 	s.mu.Unlock()
+	s.flush()
 	if leading {
 		s.startPending(ctx, token)
 	}

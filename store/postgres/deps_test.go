@@ -422,22 +422,37 @@ func TestResolutionDeletesEdgesByKey(t *testing.T) {
 	}
 }
 
-// The first trigger call of a statement resolves the statement's ends and marks it resolved for
-// the statement's other calls; a second statement of the same transaction, ending a job at the
-// same time (now() is the transaction's), is another statement and resolves its own.
+// The first trigger call of a statement resolves the statement's ends and lists them for the
+// statement's other calls; a second statement that ends another job resolves its own, however
+// the two are sent: in one transaction (now() is the transaction's, so both end at the same
+// time), in one simple-protocol message (they share a start time too), in a DO block.
 func TestEndsOfTwoStatementsOfATransactionResolveEach(t *testing.T) {
 	s := open(t)
-	a, b := mustInsert(t, s, job("k"))[0].Job, mustInsert(t, s, job("k"))[0].Job
-	after := func(dep int64) int64 {
-		p := job("k")
-		p.DependsOn = []int64{dep}
-		return mustInsert(t, s, p)[0].Job.ID
+	pair := func() (deps, dependents []int64) {
+		for range 2 {
+			dep := mustInsert(t, s, job("k"))[0].Job.ID
+			p := job("k")
+			p.DependsOn = []int64{dep}
+			deps, dependents = append(deps, dep), append(dependents, mustInsert(t, s, p)[0].Job.ID)
+		}
+		return deps, dependents
 	}
-	x, y := after(a.ID), after(b.ID)
-	end := s.sql(`UPDATE {schema}.jobs SET state = 'completed', finalized_at = now() WHERE id = $1`)
+	end := func(id int64) string {
+		return s.sql(`UPDATE {schema}.jobs SET state = 'completed', finalized_at = now() WHERE id = ` + strconv.FormatInt(id, 10))
+	}
+	released := func(how string, ids []int64) {
+		t.Helper()
+		for _, id := range ids {
+			if j := mustGet(t, s, id); j.State != store.StateAvailable {
+				t.Errorf("%s: dependent %d is %s after its dependency completed; want available", how, id, j.State)
+			}
+		}
+	}
+
+	deps, dependents := pair()
 	err := pgx.BeginFunc(t.Context(), s.pool, func(tx pgx.Tx) error {
-		for _, id := range []int64{a.ID, b.ID} {
-			if _, err := tx.Exec(t.Context(), end, id); err != nil {
+		for _, id := range deps {
+			if _, err := tx.Exec(t.Context(), end(id)); err != nil {
 				return err
 			}
 		}
@@ -446,9 +461,22 @@ func TestEndsOfTwoStatementsOfATransactionResolveEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []int64{x, y} {
-		if j := mustGet(t, s, id); j.State != store.StateAvailable {
-			t.Errorf("dependent %d is %s after its dependency completed; want available", id, j.State)
-		}
+	released("two statements of a transaction", dependents)
+
+	deps, dependents = pair()
+	conn, err := s.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer conn.Release()
+	if _, err := conn.Conn().PgConn().Exec(t.Context(), end(deps[0])+"; "+end(deps[1])).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	released("one simple-protocol message", dependents)
+
+	deps, dependents = pair()
+	if _, err := s.pool.Exec(t.Context(), "DO $$ BEGIN "+end(deps[0])+"; "+end(deps[1])+"; END $$"); err != nil {
+		t.Fatal(err)
+	}
+	released("a DO block", dependents)
 }

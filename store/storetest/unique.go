@@ -17,6 +17,7 @@ var uniqueTests = map[string]func(*testing.T, *env){
 	"SupersedeRunning":   testSupersedeRunning,
 	"SupersedeInOneCall": testSupersedeInOneCall,
 	"BackIntoAHeldKey":   testBackIntoAHeldKey,
+	"ReleasedTogether":   testUniqueReleasedTogether,
 	"SupersedeFinal":     testSupersedeFinal,
 	"SupersededRunning":  testSupersededRunningGivesUpItsKey,
 	"ConcurrentInserts":  testUniqueConcurrent,
@@ -273,6 +274,27 @@ func testBackIntoAHeldKey(t *testing.T, e *env) {
 	e.finish(failing.ID, store.StateDiscarded)
 	wantState(t, e.get(d.ID), store.StateCancelled)
 	wantHolder(doomed, dn)
+}
+
+// Two jobs waiting for the same dependency with the same key, neither holding it while it waits,
+// are released together: the release succeeds, both are available, and one of them holds the
+// key.
+func testUniqueReleasedTogether(t *testing.T, e *env) {
+	dep := e.insertOne(job("k"))
+	twin := keyed("twin")
+	twin.UniqueStates, twin.DependsOn, twin.Queue = []store.State{store.StateAvailable}, []int64{dep.ID}, "q-twins"
+	a, b := e.insertOne(twin), e.insertOne(twin)
+	if a.ID == b.ID {
+		t.Fatalf("the second twin is a duplicate of the first: %+v", b)
+	}
+	e.finish(dep.ID, store.StateCompleted)
+	wantState(t, e.get(a.ID), store.StateAvailable)
+	wantState(t, e.get(b.ID), store.StateAvailable)
+	twin.DependsOn = nil
+	r := e.insertResults(twin)[0]
+	if !r.Duplicate || (r.Job.ID != a.ID && r.Job.ID != b.ID) {
+		t.Fatalf("insert of the key after the release: %+v; want a duplicate of job %d or %d", r, a.ID, b.ID)
+	}
 }
 
 // A finished job that holds its key (completed is among its unique states) cannot be replaced:
