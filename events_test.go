@@ -154,13 +154,7 @@ func TestServiceStateEvents(t *testing.T) {
 // service that failed to start is called outside the services' lock, and the node goes on.
 func TestServiceStateHandlerMayRestartTheService(t *testing.T) {
 	handled := make(chan struct{}, 1)
-	clock := clockwork.NewFakeClockAt(epoch)
-	st := openStore(t, clock)
-	workers := NewWorkers()
-	AddWorker(workers, WorkFunc[testArgs](func(context.Context, *Job[testArgs]) error { return nil }), nil)
-	cfg := Config{Store: st, Workers: workers, Clock: clock, ID: "node-a", Logger: testLogger(t),
-		Leader: LeaderConfig{Standalone: true, Services: []LeaderService{refusingService{}}}}
-	startBundle(t, st, clock, cfg, func(n *Node) {
+	setupWith(t, nil, func(c *Config) { c.Leader.Services = []LeaderService{refusingService{}} }, func(n *Node) {
 		n.Handle(func(ev Event) {
 			if ev.Type == EventServiceState && ev.Reason == leader.ServiceStartFailed {
 				n.RestartLeaderService(ev.Service)

@@ -50,6 +50,13 @@ func testLogger(t *testing.T) *slog.Logger {
 // setup starts a node whose only worker is work, on one queue with maxWorkers slots.
 func setup(t *testing.T, work func(context.Context, *Job[testArgs]) error, configure func(*Config)) *bundle {
 	t.Helper()
+	return setupWith(t, work, configure, nil)
+}
+
+// setupWith is setup that lets before (if not nil) see the node before it starts, as a test
+// registering a Node.Handle handler needs.
+func setupWith(t *testing.T, work func(context.Context, *Job[testArgs]) error, configure func(*Config), before func(*Node)) *bundle {
+	t.Helper()
 	clock := clockwork.NewFakeClockAt(epoch)
 	st := openStore(t, clock)
 	workers := NewWorkers()
@@ -61,7 +68,7 @@ func setup(t *testing.T, work func(context.Context, *Job[testArgs]) error, confi
 	if configure != nil {
 		configure(&cfg)
 	}
-	b := startBundle(t, st, clock, cfg, nil)
+	b := startBundle(t, st, clock, cfg, before)
 	b.timers(t, baseTimers(b.node)) // every loop of the node is armed
 	return b
 }
