@@ -104,3 +104,28 @@ func TestIdentityAndServerTime(t *testing.T) {
 		t.Fatalf("Now = %v, %v", now, err)
 	}
 }
+
+// TestIdsStayGaplessPastDuplicates: an insert reserves its ids in one step and gives back those
+// its duplicates did not use, so the next call's first id follows the last one used.
+func TestIdsStayGaplessPastDuplicates(t *testing.T) {
+	s := open(t)
+	unique := job("k")
+	unique.UniqueKey = "once"
+	first, err := s.Insert(t.Context(), []store.InsertParams{unique, job("k"), unique, unique})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first[0].Duplicate || first[1].Duplicate || !first[2].Duplicate || !first[3].Duplicate {
+		t.Fatalf("duplicates = %v %v %v %v, want only the last two", first[0].Duplicate, first[1].Duplicate, first[2].Duplicate, first[3].Duplicate)
+	}
+	if got, want := first[1].Job.ID, first[0].Job.ID+1; got != want {
+		t.Errorf("second new job's id = %d, want %d", got, want)
+	}
+	next, err := s.Insert(t.Context(), []store.InsertParams{job("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := next[0].Job.ID, first[1].Job.ID+1; got != want {
+		t.Errorf("next call's id = %d, want %d: the ids its duplicates reserved were not given back", got, want)
+	}
+}
