@@ -302,12 +302,18 @@ func (n *Node) Start(ctx context.Context) error {
 		ch, err := notifier.Subscribe(bgCtx)
 		n.goBackground(func() { n.listen(bgCtx, notifier, ch, err) })
 	}
+	loops := 1
+	if c, ok := n.cfg.Store.(store.ConcurrentClaimer); ok {
+		loops = max(1, c.ClaimsInFlight())
+	}
 	for _, q := range n.queues {
-		n.fetchers.Add(1)
-		go func() {
-			defer n.fetchers.Done()
-			q.run()
-		}()
+		for i := range loops {
+			n.fetchers.Add(1)
+			go func() {
+				defer n.fetchers.Done()
+				q.run(i == 0)
+			}()
+		}
 	}
 	n.events.emit(Event{Type: EventNodeStarted, Count: len(n.queues), Kinds: n.kinds, At: n.clock.Now()})
 	return nil

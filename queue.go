@@ -2,7 +2,9 @@ package rota
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rotahq/rota/internal/completer"
 	"github.com/rotahq/rota/store"
@@ -12,8 +14,9 @@ import (
 // bounds the size of one statement and one transaction.
 const claimBatchMax = 500
 
-// queue is one queue as a node serves it: a fetch loop that claims as many jobs as there are free
-// slots whenever it is woken (an insert notification, a freed slot while work remains, a poll).
+// queue is one queue as a node serves it: a fetch loop (or several, see run) that claims as many
+// jobs as there are free slots whenever it is woken (an insert notification, a freed slot while
+// work remains, a poll).
 type queue struct {
 	node   *Node
 	name   string
@@ -33,12 +36,18 @@ type queue struct {
 	// slots holds a token per handler running: at most max. A claim may bring more jobs than
 	// there are free slots (see ahead); those wait here for a slot, already claimed.
 	slots chan struct{}
-	// claiming is set while a claim is in flight, freedInFlight counts the slots freed
-	// meanwhile, and ahead is that count for the last claim: how many jobs the next claim may
-	// take beyond the free slots.
-	claiming      atomic.Bool
-	freedInFlight atomic.Int64
-	ahead         atomic.Int64
+	// freed counts the slots freed since the node started; ahead is how many of them were freed
+	// while the last claim travelled: how many jobs the next claim may take beyond the free
+	// slots. asked is the slots the claims in flight asked for, which no other claim may ask
+	// for meanwhile.
+	freed atomic.Int64
+	ahead atomic.Int64
+	// missed is set when a loop was woken while other loops' claims in flight held the free
+	// slots: the wake-up may be for jobs those claims did not see, so the last of them to
+	// return wakes a loop again.
+	mu     sync.Mutex // guards asked and missed
+	asked  int
+	missed bool
 }
 
 func newQueue(n *Node, name string, max int) *queue {
@@ -87,9 +96,7 @@ func (q *queue) noted(note store.Notification) {
 // released is called when a job of the queue has finished and its slot is free.
 func (q *queue) released() {
 	q.active.Add(-1)
-	if q.claiming.Load() {
-		q.freedInFlight.Add(1)
-	}
+	q.freed.Add(1)
 	if q.more.Load() {
 		q.signal()
 	}
@@ -110,17 +117,24 @@ func (q *queue) aheadMax() int {
 	return min(int(q.ahead.Load()), q.max)
 }
 
-func (q *queue) run() {
+// run is a fetch loop of the queue. A node runs one per queue, or as many as its store wants
+// claims in flight at once (store.ConcurrentClaimer): they share the wake-ups, so a loop that is
+// not claiming takes the slots freed while another's claim travels. Only the first polls.
+func (q *queue) run(polls bool) {
 	n := q.node
-	poll := n.clock.NewTicker(n.cfg.FetchPollInterval)
-	defer poll.Stop()
+	var tick <-chan time.Time
+	if polls {
+		poll := n.clock.NewTicker(n.cfg.FetchPollInterval)
+		defer poll.Stop()
+		tick = poll.Chan()
+	}
 	for {
 		q.claim()
 		select {
 		case <-n.stopFetch:
 			return
 		case <-q.wake:
-		case <-poll.Chan():
+		case <-tick:
 		}
 	}
 }
@@ -134,23 +148,22 @@ func (q *queue) claim() {
 			return
 		default:
 		}
-		free := q.max + q.aheadMax() - int(q.active.Load())
-		if free <= 0 {
+		ask := q.reserve()
+		if ask == 0 {
 			return
 		}
 		kinds := n.claimKinds()
 		if len(kinds) == 0 || !n.memoryAdmits() || n.outcomesBackedUp() {
+			q.settle(ask, 0)
 			return
 		}
-		ask := min(free, claimBatchMax)
-		q.freedInFlight.Store(0)
-		q.claiming.Store(true)
+		freedBefore := q.freed.Load()
 		began := n.clock.Now()
 		rows, err := n.cfg.Store.Claim(n.claimCtx, store.ClaimParams{
 			Queue: q.name, Kinds: kinds, Max: ask, Owner: n.cfg.ID, LeaseFor: n.cfg.JobLease,
 		})
-		q.claiming.Store(false)
-		q.ahead.Store(q.freedInFlight.Load())
+		q.ahead.Store(q.freed.Load() - freedBefore)
+		q.settle(ask, len(rows))
 		if err != nil {
 			// The store may be down for a moment: the next poll tries again.
 			n.storeError(n.claimCtx, "claim", q.name, err)
@@ -160,12 +173,43 @@ func (q *queue) claim() {
 			Duration: n.clock.Since(began), At: n.clock.Now()})
 		q.more.Store(len(rows) == ask)
 		for _, row := range rows {
-			q.active.Add(1)
 			n.start(q, row)
 		}
 		if len(rows) < ask {
 			return
 		}
+	}
+}
+
+// reserve sets aside the slots a claim may ask for, at most claimBatchMax: those neither running
+// nor asked for by another loop's claim in flight, and ahead (see aheadMax). It returns 0 when
+// there are none.
+func (q *queue) reserve() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	free := q.max + q.aheadMax() - int(q.active.Load()) - q.asked
+	if free <= 0 {
+		q.missed = q.missed || q.asked > 0
+		return 0
+	}
+	ask := min(free, claimBatchMax)
+	q.asked += ask
+	return ask
+}
+
+// settle gives back a claim's reservation of ask slots, got of which it filled: those count as
+// running from now, in the same step, so that no other loop sees them free in between.
+func (q *queue) settle(ask, got int) {
+	q.mu.Lock()
+	q.active.Add(int64(got))
+	q.asked -= ask
+	again := q.missed && q.asked == 0
+	if again {
+		q.missed = false
+	}
+	q.mu.Unlock()
+	if again {
+		q.signal()
 	}
 }
 

@@ -140,6 +140,15 @@ type QueueLoader interface {
 	QueueLoad(ctx context.Context, queue string) (QueueStats, error)
 }
 
+// ConcurrentClaimer is implemented by stores that serve a node faster with several of its claims
+// on one queue in flight at once. On Redis one server thread runs every claim and completion,
+// and with one claim in flight it waits while the node reads the claim's jobs and starts them;
+// with two, the next claim is already queued. A node runs ClaimsInFlight claim loops per queue,
+// which never ask for more slots together than the queue has free; without this interface, one.
+type ConcurrentClaimer interface {
+	ClaimsInFlight() int
+}
+
 // Notifier is implemented by stores that can push events to subscribers, so idle nodes wake at
 // once and Wait returns without polling. Stores without it are polled.
 type Notifier interface {

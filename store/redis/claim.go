@@ -11,6 +11,11 @@ import (
 	"github.com/rotahq/rota/store/internal/claimorder"
 )
 
+// ClaimsInFlight is store.ConcurrentClaimer's: with two claims of a node's queue in flight, the
+// second waits in Redis while the node reads the first one's jobs and starts them, instead of
+// leaving the Redis thread idle meanwhile. A third added nothing measurable.
+func (s *Store) ClaimsInFlight() int { return 2 }
+
 // Claim takes jobs in one script (lua/claim.lua): it expires and promotes the queue's due jobs,
 // plans the claim under the limits that apply, and merges the heads of the (queue, kind) ready
 // sets of the kinds asked for, so a node never steps over jobs of kinds it does not run.
