@@ -125,8 +125,8 @@ type Store interface {
 }
 
 // Tidier is implemented by stores that have housekeeping of their own to do, often and from one
-// node of a fleet: on PostgreSQL, vacuuming the jobs table as soon as claims would slow down
-// stepping over the rows they left behind. The leader calls Tidy every few seconds; a call that
+// node of a fleet, such as vacuuming the jobs table as soon as claims would slow down stepping
+// over the rows they left behind. The leader calls Tidy every few seconds; a call that
 // finds nothing to do is one cheap read.
 type Tidier interface {
 	Tidy(ctx context.Context) error
@@ -141,10 +141,11 @@ type QueueLoader interface {
 }
 
 // ConcurrentClaimer is implemented by stores that serve a node faster with several of its claims
-// on one queue in flight at once. On Redis one server thread runs every claim and completion,
-// and with one claim in flight it waits while the node reads the claim's jobs and starts them;
-// with two, the next claim is already queued. A node runs ClaimsInFlight claim loops per queue,
-// which never ask for more slots together than the queue has free; without this interface, one.
+// on one queue in flight at once: a store whose server runs every claim and completion one after
+// another on one thread idles, with one claim in flight, while the node reads the claim's jobs
+// and starts them; with two, the next claim is already waiting. A node runs ClaimsInFlight claim
+// loops per queue, which never ask for more slots together than the queue has free; without
+// this interface, one.
 type ConcurrentClaimer interface {
 	ClaimsInFlight() int
 }
