@@ -43,8 +43,8 @@ type queue struct {
 	freed atomic.Int64
 	ahead atomic.Int64
 	// missed is set when a loop was woken while other loops' claims in flight held the free
-	// slots: the wake-up may be for jobs those claims did not see, so the last of them to
-	// return wakes a loop again.
+	// slots: the wake-up may be for jobs those claims did not see, so the next of them to
+	// return wakes a loop again, whose claim begins after the wake-up and so sees them.
 	mu     sync.Mutex // guards asked and missed
 	asked  int
 	missed bool
@@ -203,10 +203,8 @@ func (q *queue) settle(ask, got int) {
 	q.mu.Lock()
 	q.active.Add(int64(got))
 	q.asked -= ask
-	again := q.missed && q.asked == 0
-	if again {
-		q.missed = false
-	}
+	again := q.missed
+	q.missed = false
 	q.mu.Unlock()
 	if again {
 		q.signal()
