@@ -100,11 +100,10 @@ func redisChaosEnv(t *testing.T) *chaosEnv {
 		// primary acknowledged before it is promoted, as a careful failover waits for (the
 		// nodes' writes waited for the replica anyway; the test's own inserts did not).
 		p.cut(time.Hour)
-		caughtUp := eventually(10*time.Second, pollEvery, func() bool {
-			return replOffset(ctx, oc, "master_repl_offset") <= replOffset(ctx, nc, "slave_repl_offset")
-		})
+		caughtUp := eventually(30*time.Second, pollEvery, func() bool { return replicaCaughtUp(ctx, oc, nc) })
 		if !caughtUp {
-			t.Fatalf("failover: the replica on port %d did not catch up with the primary within 10s", next.port)
+			t.Fatalf("failover: the replica on port %d did not catch up with the primary within 30s:\nprimary:\n%s\nreplica:\n%s",
+				next.port, replInfo(ctx, oc), replInfo(ctx, nc))
 		}
 		if err := nc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 			t.Fatalf("failover: promote the replica: %v", err)
@@ -223,17 +222,34 @@ func (n *node) stopGracefully(t *testing.T) {
 	}
 }
 
-// replOffset reads a replication offset from INFO replication; -1 when it is not there.
-func replOffset(ctx context.Context, c *goredis.Client, field string) int64 {
+// replicaCaughtUp says whether replica holds every write primary has: its link is up, it follows
+// primary's replication history (a restarted primary without its history starts a new one at
+// offset 0, below what the replica had read of the old one, so offsets alone would say yes
+// before the replica has synced again) and it has read up to primary's offset.
+func replicaCaughtUp(ctx context.Context, primary, replica *goredis.Client) bool {
+	p, r := replInfo(ctx, primary), replInfo(ctx, replica)
+	if p == nil || r == nil || r["master_link_status"] != "up" || r["master_sync_in_progress"] != "0" {
+		return false
+	}
+	if p["master_replid"] == "" || p["master_replid"] != r["master_replid"] {
+		return false
+	}
+	want, err1 := strconv.ParseInt(p["master_repl_offset"], 10, 64)
+	got, err2 := strconv.ParseInt(r["slave_repl_offset"], 10, 64)
+	return err1 == nil && err2 == nil && got >= want
+}
+
+// replInfo is INFO replication as fields; nil when it cannot be read.
+func replInfo(ctx context.Context, c *goredis.Client) map[string]string {
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
-		return -1
+		return nil
 	}
+	fields := map[string]string{}
 	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
 		}
 	}
-	return -1
+	return fields
 }

@@ -118,6 +118,7 @@ func (s *redisServer) start(t *testing.T) {
 	t.Helper()
 	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "always", "--save", "", "--maxmemory-policy", "noeviction",
+		"--repl-diskless-sync-delay", "0", // a replica syncs at once after a restart, not 5 s later
 		"--logfile", filepath.Join(s.dir, "redis.log")}
 	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	setDeathSignal(s.cmd)
