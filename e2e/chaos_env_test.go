@@ -33,6 +33,9 @@ type chaosEnv struct {
 	proxy     *tcpProxy
 	// restartStore stops the store server and starts it again after hold; nil for SQLite.
 	restartStore func(t *testing.T, hold time.Duration)
+	// crashStore stops the store server as a crash would and starts it again after hold; nil
+	// where the store has no such crash of its own to test (SQLite, Redis).
+	crashStore func(t *testing.T, hold time.Duration)
 	// fillDisk fills the disk of a SQLite store and returns what empties it; nil where the test
 	// cannot mount a small tmpfs of its own (not root).
 	fillDisk func(t *testing.T) (heal func())
@@ -49,7 +52,13 @@ func newChaosEnv(t *testing.T, kind string) *chaosEnv {
 		return sqliteChaosEnv(t)
 	case "postgres":
 		s := startPostgres(t)
-		return serverChaosEnv(t, kind, s.port, newCluster(t, s.url), s.stop, s.start)
+		env := serverChaosEnv(t, kind, s.port, newCluster(t, s.url), s.stop, s.start)
+		env.crashStore = func(t *testing.T, hold time.Duration) {
+			s.crash(t)
+			time.Sleep(hold) // the fault's length, from the schedule
+			s.start(t)
+		}
+		return env
 	case "redis":
 		return redisChaosEnv(t)
 	}

@@ -74,6 +74,9 @@ func (f *faults) kinds() []string {
 	if f.env.restartStore != nil {
 		k = append(k, "store-restart")
 	}
+	if f.env.crashStore != nil {
+		k = append(k, "store-crash")
+	}
 	if f.env.fillDisk != nil {
 		k = append(k, "disk-full")
 	}
@@ -161,6 +164,10 @@ func (f *faults) make(kind string, used map[int]bool) fault {
 	case "store-restart":
 		return fault{name: fmt.Sprintf("store restarted (down %v)", storeHold.Round(time.Millisecond)),
 			inject: func(t *testing.T) { f.env.restartStore(t, storeHold) },
+			heal:   func(*testing.T) {}}
+	case "store-crash":
+		return fault{name: fmt.Sprintf("store crashed (down %v)", storeHold.Round(time.Millisecond)),
+			inject: func(t *testing.T) { f.env.crashStore(t, storeHold) },
 			heal:   func(*testing.T) {}}
 	case "failover":
 		return fault{name: "Redis replica promoted",

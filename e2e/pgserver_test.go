@@ -84,6 +84,14 @@ func (s *pgServer) stop(t *testing.T) {
 	s.pgCtl(t, "-D", filepath.Join(s.dir, "data"), "-m", "fast", "-w", "stop")
 }
 
+// crash stops the server as a crash would (immediate: every process quits at once, nothing is
+// flushed, and the next start recovers from the WAL): commits made without waiting for the flush,
+// as claims are, may be lost.
+func (s *pgServer) crash(t *testing.T) {
+	t.Helper()
+	s.pgCtl(t, "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+}
+
 // start starts the stopped server again on its port and waits until it accepts connections.
 func (s *pgServer) start(t *testing.T) {
 	t.Helper()

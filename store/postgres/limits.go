@@ -119,7 +119,7 @@ within AS (
 	WHERE p.rank <= c.n
 )
 UPDATE {schema}.jobs SET
-	state = 'running', attempt = attempt + 1, fence = fence + 1, owner = $5, attempted_by = $5,
+	state = 'running', attempt = attempt + 1, fence = ` + nextFence + `, owner = $5, attempted_by = $5,
 	lease_until = {now} + $6 * interval '1 microsecond', attempted_at = {now}
 WHERE id IN (SELECT id FROM within)
 RETURNING ` + jobColumns
