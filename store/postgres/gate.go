@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,9 +12,13 @@ import (
 // Store. PostgreSQL takes a database-wide lock at the commit of every transaction that issued a
 // NOTIFY, which serialises those commits; one NOTIFY per insert would cap the insert rate of the
 // whole database. An insert within the interval after a NOTIFY sends none itself; once it has
-// committed (owe), the gate owes its queue one, sent by a timer when the interval ends, so an
-// idle node wakes at most one interval late. Owing only after the commit keeps the timer's
-// NOTIFY from reaching nodes before the jobs it announces are there to claim.
+// committed (owe), the gate owes its queue one, sent as soon as the interval since the queue's
+// last NOTIFY has passed, which is at once when the insert itself took that long: an idle node
+// wakes at most one interval late, and most often not late at all. (Sent an interval after the
+// commit instead, such a NOTIFY made the job wait twice the interval and a round trip more, the
+// slowest percent of the starts of jobs inserted at 500 a second from another process.) Owing
+// only after the commit keeps the NOTIFY from reaching nodes before the jobs it announces are
+// there to claim.
 type notifyGate struct {
 	clock    clockwork.Clock // the host's clock in production: the interval is this process's pacing
 	interval time.Duration
@@ -59,7 +62,7 @@ func (g *notifyGate) take(queues []string) (through, later []string) {
 	return through, later
 }
 
-// owe records NOTIFYs held back by take for committed inserts, to be sent when the interval ends.
+// owe records NOTIFYs held back by take for committed inserts.
 func (g *notifyGate) owe(queues []string) {
 	if len(queues) == 0 {
 		return
@@ -69,12 +72,24 @@ func (g *notifyGate) owe(queues []string) {
 	for _, q := range queues {
 		g.owed[q] = struct{}{}
 	}
-	if g.timer == nil && !g.closed {
-		g.timer = g.clock.AfterFunc(g.interval, g.flush)
-	}
+	g.arm()
 }
 
-// flush sends the NOTIFYs the gate owes.
+// arm sets the timer, unless it is set, for the first moment an owed NOTIFY may go: when the
+// interval since its queue's last NOTIFY ends, or now if it has. g.mu is held.
+func (g *notifyGate) arm() {
+	if g.timer != nil || g.closed || len(g.owed) == 0 {
+		return
+	}
+	now := g.clock.Now()
+	wait := g.interval
+	for q := range g.owed {
+		wait = min(wait, g.last[q].Add(g.interval).Sub(now)) // a queue never let through: long ago
+	}
+	g.timer = g.clock.AfterFunc(max(wait, 0), g.flush)
+}
+
+// flush sends the owed NOTIFYs whose interval has ended and arms the timer for the others.
 func (g *notifyGate) flush() {
 	g.mu.Lock()
 	g.timer = nil
@@ -82,19 +97,26 @@ func (g *notifyGate) flush() {
 		g.mu.Unlock()
 		return
 	}
-	queues := slices.Sorted(maps.Keys(g.owed))
-	clear(g.owed)
 	now := g.clock.Now()
+	var queues []string
+	for q := range g.owed {
+		if now.Sub(g.last[q]) >= g.interval {
+			queues = append(queues, q)
+			delete(g.owed, q)
+		}
+	}
 	for q, last := range g.last {
-		if now.Sub(last) >= g.interval {
+		if _, owed := g.owed[q]; !owed && now.Sub(last) >= g.interval {
 			delete(g.last, q) // forget idle queues: the map stays as small as the busy set
 		}
 	}
 	for _, q := range queues {
 		g.last[q] = now
 	}
+	g.arm()
 	g.mu.Unlock()
 	if len(queues) > 0 {
+		slices.Sort(queues)
 		g.send(queues)
 	}
 }

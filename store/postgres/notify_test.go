@@ -263,6 +263,39 @@ func TestNotifyGate(t *testing.T) {
 	if got, _ := g.take([]string{"c"}); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("take of a new queue = %v", got)
 	}
+	// An owed NOTIFY goes when the interval since the queue's last one ends, not an interval
+	// after the insert committed: c's went at the take above, its insert commits 15 ms later,
+	// and its owed NOTIFY follows 5 ms after that.
+	_, later = g.take([]string{"c"})
+	clock.Advance(15 * time.Millisecond)
+	g.owe(later)
+	clock.Advance(4 * time.Millisecond)
+	select {
+	case q := <-sent:
+		t.Fatalf("owed NOTIFY for %v sent 19 ms after the last one, within the interval", q)
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	select {
+	case q := <-sent:
+		if !slices.Equal(q, []string{"c"}) {
+			t.Fatalf("owed NOTIFY for %v, want [c]", q)
+		}
+	case <-time.After(patience):
+		t.Fatal("the owed NOTIFY was not sent when the interval ended")
+	}
+	// An insert that took longer than the interval is announced as soon as it has committed.
+	_, later = g.take([]string{"c"})
+	clock.Advance(25 * time.Millisecond)
+	g.owe(later)
+	select {
+	case q := <-sent:
+		if !slices.Equal(q, []string{"c"}) {
+			t.Fatalf("owed NOTIFY for %v, want [c]", q)
+		}
+	case <-time.After(patience):
+		t.Fatal("the NOTIFY owed after a slow insert waited for the clock")
+	}
 
 	open := newNotifyGate(clock, 0, func([]string) { t.Error("a gate with no interval owes nothing") })
 	for range 3 {
