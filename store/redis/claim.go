@@ -19,6 +19,15 @@ func (s *Store) ClaimsInFlight() int { return 2 }
 // Claim takes jobs in one script (lua/claim.lua): it expires and promotes the queue's due jobs,
 // plans the claim under the limits that apply, and merges the heads of the (queue, kind) ready
 // sets of the kinds asked for, so a node never steps over jobs of kinds it does not run.
+//
+// With WithWaitReplicas, a claim under no limit returns without waiting for the replicas. It
+// is the one write a failover may lose without harm: the job is back as it was, to be claimed
+// again with a later fence (fences grow with the time), and the run the lost claim started holds
+// a fence the job no longer has, so its outcome is refused, as after a lost lease. Waiting, a
+// claim that too few replicas acknowledged in time failed after its writes were made: its jobs,
+// running under this node on the primary but never started, waited for their lease to end and
+// the rescuer, and spent an attempt (their last: discarded). A claim under a limit still waits:
+// lost, it could let a run outlive the count or the window that allowed it.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow, error) {
 	if len(p.Kinds) == 0 || p.Max <= 0 {
 		return nil, nil
@@ -30,6 +39,9 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	v, err := s.run(ctx, scriptClaim, args...)
 	if err != nil {
 		return nil, err
+	}
+	if claimLimited(v) {
+		v = v.([]any)[1]
 	}
 	list, _ := v.([]any)
 	if len(list) == 0 {
@@ -46,6 +58,21 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	}
 	claimorder.Sort(rows)
 	return rows, nil
+}
+
+// limitedMark heads the reply of a claim that a limit applied to: {limitedMark, reply}.
+const limitedMark = "\x00limited"
+
+// claimLimited says whether v, a claim's reply (or the reply that marks it parked), is that of a
+// claim under a limit.
+func claimLimited(v any) bool {
+	v, _ = unwrapParked(v)
+	list, _ := v.([]any)
+	if len(list) != 2 {
+		return false
+	}
+	mark, _ := list[0].(string)
+	return mark == limitedMark
 }
 
 // readClaimed reads the rows of jobs a large claim just took, in one pipeline of HGETALLs.

@@ -317,6 +317,9 @@ func (s *Store) write(ctx context.Context, sc *script, argv []any) (any, error) 
 		// Scripts check before they write: one that failed wrote nothing to wait for.
 		return nil, err
 	}
+	if sc == scriptClaim && !claimLimited(v) {
+		return v, nil // see Store.Claim
+	}
 	if err := s.waitReplicas(ctx, w, sc.name); err != nil {
 		return nil, err
 	}

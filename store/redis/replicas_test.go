@@ -95,12 +95,13 @@ func TestWaitReplicas(t *testing.T) {
 	}
 }
 
-// Without a replica, waiting for one fails every write (after the timeout) but not the reads;
-// the URL's wait_replicas and wait_timeout say the same as the option.
+// Without a replica, waiting for one fails every write (after the timeout) but not the reads,
+// except a claim under no limit, which returns its jobs; the URL's wait_replicas and
+// wait_timeout say the same as the option.
 func TestWaitReplicasNone(t *testing.T) {
 	primary, _ := redistest.Server(t)
 	ns := redistest.Namespace(t, primary)
-	openURL(t, primary, ns, WithAutoMigrate())
+	unwaiting := openURL(t, primary, ns, WithAutoMigrate())
 	s := openURL(t, redistest.StoreURL(t, primary, ns)+"&wait_replicas=1&wait_timeout=50ms", ns)
 	ctx := t.Context()
 	_, err := s.Insert(ctx, []store.InsertParams{job("k")})
@@ -118,7 +119,23 @@ func TestWaitReplicasNone(t *testing.T) {
 	}
 	ctxShort, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := s.Claim(ctxShort, store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute}); !errors.Is(err, ErrNotReplicated) {
-		t.Fatalf("Claim with no replica = %v", err)
+	if err := unwaiting.ResumeQueue(ctx, "default"); err != nil { // the failed PauseQueue paused it
+		t.Fatal(err)
+	}
+	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 2, Owner: "n", LeaseFor: time.Minute}
+	// A claim a failover may lose without harm (see Store.Claim) returns its job; waiting, it
+	// would have failed with the job left running under this node, never started.
+	if rows, err := s.Claim(ctxShort, claim); err != nil || len(rows) != 1 || rows[0].ID != 1 {
+		t.Fatalf("Claim under no limit with no replica = %d rows, %v; want job 1", len(rows), err)
+	}
+	// Under a limit, it waits, and says its write may not be on a replica.
+	if err := unwaiting.SetLimit(ctx, store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unwaiting.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctxShort, claim); !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("Claim under a limit with no replica = %v, want ErrNotReplicated", err)
 	}
 }

@@ -221,4 +221,7 @@ finish()
 if #ids <= 16 then
   for i, id in ipairs(ids) do ids[i] = row(id) end
 end
+-- A claim under a limit says so: only its writes must reach the replicas before it returns (see
+-- Store.Claim).
+if ql or next(kls) then return {'\0limited', ids} end
 return ids
