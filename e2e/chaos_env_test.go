@@ -53,11 +53,7 @@ func newChaosEnv(t *testing.T, kind string) *chaosEnv {
 	case "postgres":
 		s := startPostgres(t)
 		env := serverChaosEnv(t, kind, s.port, newCluster(t, s.url), s.stop, s.start)
-		env.crashStore = func(t *testing.T, hold time.Duration) {
-			s.crash(t)
-			time.Sleep(hold) // the fault's length, from the schedule
-			s.start(t)
-		}
+		env.crashStore = downFor(s.crash, s.start)
 		return env
 	case "redis":
 		return redisChaosEnv(t)
@@ -72,12 +68,8 @@ func serverChaosEnv(t *testing.T, kind string, port int, c *cluster, stop, start
 	t.Helper()
 	p := startProxy(t, "127.0.0.1:"+strconv.Itoa(port))
 	return &chaosEnv{kind: kind, c: c, proxy: p,
-		nodeStore: func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
-		restartStore: func(t *testing.T, hold time.Duration) {
-			stop(t)
-			time.Sleep(hold) // the fault's length, from the schedule
-			start(t)
-		}}
+		nodeStore:    func(id string) string { return viaProxy(t, c.nodeStore(id), p) },
+		restartStore: downFor(stop, start)}
 }
 
 // redisChaosEnv is a primary and a replica, each persisting every write (appendfsync always),
@@ -96,11 +88,9 @@ func redisChaosEnv(t *testing.T) *chaosEnv {
 		nodeStore: func(id string) string {
 			return c.nodeStore(id) + "&wait_replicas=1&wait_timeout=2s"
 		},
-		restartStore: func(t *testing.T, hold time.Duration) {
-			servers[primary].stop(t)
-			time.Sleep(hold) // the fault's length, from the schedule
-			servers[primary].start(t)
-		}}
+		restartStore: downFor(
+			func(t *testing.T) { servers[primary].stop(t) },
+			func(t *testing.T) { servers[primary].start(t) })}
 	env.failover = func(t *testing.T) string {
 		old, next := servers[primary], servers[1-primary]
 		ctx := t.Context()
@@ -127,6 +117,16 @@ func redisChaosEnv(t *testing.T) *chaosEnv {
 		return fmt.Sprintf("Redis failover: port %d promoted, %d its replica", next.port, old.port)
 	}
 	return env
+}
+
+// downFor is a store fault: stop takes the server down and, after the fault's hold (from the
+// schedule), start brings it back.
+func downFor(stop, start func(*testing.T)) func(*testing.T, time.Duration) {
+	return func(t *testing.T, hold time.Duration) {
+		stop(t)
+		time.Sleep(hold)
+		start(t)
+	}
 }
 
 // viaProxy is the store URL u with its host:port replaced by the proxy's.
@@ -237,7 +237,7 @@ func (n *node) stopGracefully(t *testing.T) {
 // before the replica has synced again) and it has read up to primary's offset.
 func replicaCaughtUp(ctx context.Context, primary, replica *goredis.Client) bool {
 	p, r := replInfo(ctx, primary), replInfo(ctx, replica)
-	if p == nil || r == nil || r["master_link_status"] != "up" || r["master_sync_in_progress"] != "0" {
+	if r["master_link_status"] != "up" || r["master_sync_in_progress"] != "0" { // nil (unreadable) reads as empty
 		return false
 	}
 	if p["master_replid"] == "" || p["master_replid"] != r["master_replid"] {

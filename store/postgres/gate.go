@@ -14,11 +14,10 @@ import (
 // whole database. An insert within the interval after a NOTIFY sends none itself; once it has
 // committed (owe), the gate owes its queue one, sent as soon as the interval since the queue's
 // last NOTIFY has passed, which is at once when the insert itself took that long: an idle node
-// wakes at most one interval late, and most often not late at all. (Sent an interval after the
-// commit instead, such a NOTIFY made the job wait twice the interval and a round trip more, the
-// slowest percent of the starts of jobs inserted at 500 a second from another process.) Owing
-// only after the commit keeps the NOTIFY from reaching nodes before the jobs it announces are
-// there to claim.
+// wakes at most one interval late, and most often not late at all, where a timer counting the
+// interval from the commit would make every held-back job wait for it whole. Owing only after
+// the commit keeps the NOTIFY from reaching nodes before the jobs it announces are there to
+// claim.
 type notifyGate struct {
 	clock    clockwork.Clock // the host's clock in production: the interval is this process's pacing
 	interval time.Duration

@@ -40,9 +40,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if err != nil {
 		return nil, err
 	}
-	if claimLimited(v) {
-		v = v.([]any)[1]
-	}
+	v, _ = unwrapLimited(v)
 	list, _ := v.([]any)
 	if len(list) == 0 {
 		return nil, nil
@@ -63,16 +61,24 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 // limitedMark heads the reply of a claim that a limit applied to: {limitedMark, reply}.
 const limitedMark = "\x00limited"
 
-// claimLimited says whether v, a claim's reply (or the reply that marks it parked), is that of a
-// claim under a limit.
-func claimLimited(v any) bool {
-	v, _ = unwrapParked(v)
+// unwrapLimited splits a claim's reply into the claim's own reply and whether a limit applied
+// to it.
+func unwrapLimited(v any) (any, bool) {
 	list, _ := v.([]any)
 	if len(list) != 2 {
-		return false
+		return v, false
 	}
-	mark, _ := list[0].(string)
-	return mark == limitedMark
+	if mark, _ := list[0].(string); mark != limitedMark {
+		return v, false
+	}
+	return list[1], true
+}
+
+// claimLimited is scriptClaim's waitIf: only a claim under a limit waits for replicas (see
+// Store.Claim).
+func claimLimited(reply any) bool {
+	_, limited := unwrapLimited(reply)
+	return limited
 }
 
 // readClaimed reads the rows of jobs a large claim just took, in one pipeline of HGETALLs.

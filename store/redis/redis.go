@@ -317,8 +317,10 @@ func (s *Store) write(ctx context.Context, sc *script, argv []any) (any, error) 
 		// Scripts check before they write: one that failed wrote nothing to wait for.
 		return nil, err
 	}
-	if sc == scriptClaim && !claimLimited(v) {
-		return v, nil // see Store.Claim
+	if sc.waitIf != nil {
+		if reply, _ := unwrapParked(v); !sc.waitIf(reply) {
+			return v, nil
+		}
 	}
 	if err := s.waitReplicas(ctx, w, sc.name); err != nil {
 		return nil, err

@@ -61,6 +61,9 @@ type script struct {
 	// the Store's settle batch, and cancel them with texts from Go (depTextArgs); both are
 	// appended to its ARGV.
 	settles bool
+	// waitIf, when set, decides from a call's reply (its parked mark taken off) whether the
+	// call waits for replicas (WithWaitReplicas); unset, every call of a script that writes does.
+	waitIf func(reply any) bool
 	// body is the script's own code, without its "#!ro" line.
 	body string
 	libs []string
@@ -68,6 +71,12 @@ type script struct {
 	// its source: a function missing after FUNCTION FLUSH, or a cached script after SCRIPT
 	// FLUSH, would fail its call alone inside the transaction while the others ran.
 	eval func() *goredis.Script
+}
+
+// waitingIf sets sc.waitIf and returns sc.
+func (sc *script) waitingIf(wait func(reply any) bool) *script {
+	sc.waitIf = wait
+	return sc
 }
 
 // wrappedBody is the body as it runs: that of a script that settles returns its reply through
@@ -139,7 +148,7 @@ var (
 	scriptIdentity     = newScript("identity")
 	scriptNow          = newScript("now")
 	scriptInsert       = newScript("insert", "insertdeps", "insertlib")
-	scriptClaim        = newScript("claim")
+	scriptClaim        = newScript("claim").waitingIf(claimLimited)
 	scriptHeartbeat    = newScript("heartbeat")
 	scriptComplete     = newScript("complete")
 	scriptRescueFind   = newScript("rescuefind")
