@@ -62,7 +62,8 @@ func truncMicros(t time.Time) time.Time {
 	return time.UnixMicro(t.UnixMicro()).UTC()
 }
 
-// fields turns a flat HGETALL reply into a map.
+// fields turns a flat HGETALL reply into a map. A field that comes twice takes its later value:
+// a claim hands back the row it read with what it wrote appended (lua/claim.lua).
 func fields(v any) (map[string]string, error) {
 	flat, ok := v.([]any)
 	if !ok {

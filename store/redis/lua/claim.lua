@@ -105,14 +105,14 @@ local function head(it)
   end
   return it.ms[it.pos], it.ss[it.pos]
 end
--- A ready set holds available jobs of its queue and kind only, so a claim reads just the fields
--- its writes depend on; the rows it returns are read after its writes.
+-- PICKED is where each field a claim decides by goes in v, the fields picked out of a job's hash.
+local PICKED = {s = 1, a = 2, f = 3, x = 4, u = 5, us = 6, sc = 7, W = 8}
 -- A taken job is kept as columns (its id, kind, attempt, fence, workflow and ready-set member),
 -- not as a table per job (~1 µs each in this Lua); only a job with an expiry, a unique key or a
 -- schedule, which goes through move(), gets its table, in gen.
-local nt, tId, tKind, tA, tF, tW, tMember, gen = 0, {}, {}, {}, {}, {}, {}, {}
+local nt, tId, tKind, tA, tF, tW, tMember, tRow, gen = 0, {}, {}, {}, {}, {}, {}, {}, {}
 local expired = {}
--- job is the table move() takes for a job read by the merge (v: its HMGET below).
+-- job is the table move() takes for a job read by the merge (v: its fields picked below).
 local function job(id, k, v, best)
   local h = {i = id, s = v[1], k = k, q = queue, a = v[2], f = v[3], x = v[4] or nil,
     u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
@@ -132,7 +132,15 @@ while budget > 0 do
   if not best then break end
   bit.pos = bit.pos + 1
   local id = fmt(tonumber(string.sub(best, 17)))
-  local v = redis.call('HMGET', jkey(id), 's', 'a', 'f', 'x', 'u', 'us', 'sc', 'W')
+  -- The job is read whole, once: the fields the claim decides by are picked out of it here,
+  -- and the same reply, with what the claim writes appended, is the row it hands back (a second
+  -- read per job cost more than the picking).
+  local flat = redis.call('HGETALL', jkey(id))
+  local v = {false, false, false, false, false, false, false, false}
+  for i = 1, #flat, 2 do
+    local slot = PICKED[flat[i]]
+    if slot then v[slot] = flat[i + 1] end
+  end
   if v[1] == 'available' then
     local k = bit.kind
     if v[4] and tonumber(v[4]) <= NOW then
@@ -142,7 +150,7 @@ while budget > 0 do
       expired[#expired + 1] = h
     else
       nt = nt + 1
-      tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt] = id, k, v[2], v[3], v[8], best
+      tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt], tRow[nt] = id, k, v[2], v[3], v[8], best, flat
       if v[4] or v[5] or v[7] then gen[nt] = job(id, k, v, best) end
       budget = budget - 1
       if caps[k] then
@@ -157,7 +165,7 @@ end
 -- here reads an index, so the index writes go out together at the end.
 deferIndex()
 for _, h in ipairs(expired) do move(h, 'expired', {z = NOWS}) end
-local ids, perKind = {}, {}
+local ids, rows, perKind = {}, {}, {}
 -- Formatting a number costs ~0.7 µs: the lease end is the same for every job of the call, and
 -- the fence is now unless the job's last fence was later.
 local until_ = fmt(NOW + lease)
@@ -173,8 +181,16 @@ for j = 1, nt do
   local h = gen[j]
   if h then
     move(h, 'running', {a = a, f = fence, o = owner, ab = owner, l = until_, t = NOWS})
+    rows[#rows + 1] = false -- read once every write is made (settleKey may change it)
   else
     redis.call('HSET', jkey(id), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'ab', owner, 'l', until_, 't', NOWS)
+    -- Its row is what the merge read with these fields after it: a later field of a hash's
+    -- reply wins in decodeJob.
+    local r = tRow[j]
+    local n = #r
+    r[n + 1], r[n + 2], r[n + 3], r[n + 4], r[n + 5], r[n + 6], r[n + 7] = 's', 'running', 'a', a, 'f', fence, 'o'
+    r[n + 8], r[n + 9], r[n + 10], r[n + 11], r[n + 12], r[n + 13], r[n + 14] = owner, 'ab', owner, 'l', until_, 't', NOWS
+    rows[#rows + 1] = r
     plain[#plain + 1] = id
     local g = byKind[k]
     if not g then
@@ -219,8 +235,10 @@ finish()
 -- pipelined HGETALL of it after the call, but that second round trip is what a node's starts
 -- wait for: at 100 workers a drain ran 7-13 % faster with the rows in the reply, and at 500,
 -- where Redis' thread is the limit, 1 % slower (bench/peers, alternated runs).
-for i, id in ipairs(ids) do ids[i] = row(id) end
+for i, r in ipairs(rows) do
+  if not r then rows[i] = row(ids[i]) end
+end
 -- A claim under a limit says so: only its writes must reach the replicas before it returns (see
 -- Store.Claim).
-if ql or next(kls) then return {'\0limited', ids} end
-return ids
+if ql or next(kls) then return {'\0limited', rows} end
+return rows

@@ -20,6 +20,9 @@ local function group(t, k)
   end
   return g
 end
+-- The groups the last plain outcome went to, by its queue and state, owner and kind: a batch's
+-- outcomes nearly all share them, and looking them up again per job cost more than adding to them.
+local cq, cto, co, ck, gRun, gFinQ, gFin, gOwn, gKr
 -- Outcomes read only job hashes and uq, never an index, so the index writes go out together.
 deferIndex()
 for j = 0, n - 1 do
@@ -50,21 +53,22 @@ for j = 0, n - 1 do
         set[#set + 1] = ARGV[b + 10]
       end
       redis.call('HSET', jk, unpack(set))
+      -- Deleted, not emptied in the HSET: that saved ~0.7 µs of Redis per job but kept 30
+      -- bytes more in every completed job, which retention multiplies.
       redis.call('HDEL', jk, 'o', 'l')
-      local q = v[4]
-      plain[#plain + 1] = id
-      local g = group(runQ, q)
-      g[#g + 1] = id
-      if v[6] then
-        g = group(own, v[6])
-        g[#g + 1] = id
+      local q, o, k = v[4], v[6], v[5]
+      if q ~= cq or to ~= cto then
+        cq, cto = q, to
+        gRun, gFinQ, gFin = group(runQ, q), group(group(finQ, to), q), group(fin, to)
       end
-      g = group(kr, v[5])
-      g[#g + 1] = id
-      g = group(group(finQ, to), q)
-      g[#g + 1], g[#g + 2] = id, id
-      g = group(fin, to)
-      g[#g + 1], g[#g + 2] = NOWS, id
+      if o ~= co then co, gOwn = o, o and group(own, o) end
+      if k ~= ck then ck, gKr = k, group(kr, k) end
+      plain[#plain + 1] = id
+      gRun[#gRun + 1] = id
+      if gOwn then gOwn[#gOwn + 1] = id end
+      gKr[#gKr + 1] = id
+      gFinQ[#gFinQ + 1], gFinQ[#gFinQ + 2] = id, id
+      gFin[#gFin + 1], gFin[#gFin + 2] = NOWS, id
       FINALS[#FINALS + 1] = id
       if v[10] then DEPQ[#DEPQ + 1] = {i = id, s = to} end
       if v[11] then wfDelta(v[11], 'running', to) end
