@@ -41,16 +41,32 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		return nil, err
 	}
 	v, _ = unwrapLimited(v)
-	list, _ := v.([]any)
-	if len(list) == 0 {
-		return nil, nil
+	reply, _ := v.([]any)
+	if len(reply) != 2 {
+		return nil, nil // paused, or no kinds
 	}
-	rows, err := decodeJobs(list)
-	if err != nil {
-		return nil, fmt.Errorf("redis: claim: %w", err)
+	rows, err := decodeJobs(reply[1])
+	if err != nil || len(rows) == 0 {
+		return nil, wrapClaim(err)
+	}
+	// The rows come as read, with the attempt and fence the claim gave them; what it wrote alike
+	// for all of them, at its time reply[0], is set here (lua/claim.lua).
+	now := toInt(reply[0])
+	started, until := time.UnixMicro(now).UTC(), time.UnixMicro(now+p.LeaseFor.Microseconds()).UTC()
+	for _, r := range rows {
+		r.State, r.Owner, r.AttemptedBy = store.StateRunning, p.Owner, p.Owner
+		r.AttemptedAt, r.LeaseUntil = started, until
 	}
 	claimorder.Sort(rows)
 	return rows, nil
+}
+
+// wrapClaim says which call a decoding error came from.
+func wrapClaim(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redis: claim: %w", err)
 }
 
 // limitedMark heads the reply of a claim that a limit applied to: {limitedMark, reply}.
