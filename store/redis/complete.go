@@ -58,18 +58,25 @@ func (s *Store) completeMulti(ctx context.Context, outcomes []store.Outcome) ([]
 	return s.multi(ctx, scriptComplete, "complete", calls)
 }
 
-// completeArgs is the complete script's ARGV: the count, then 11 fields per outcome. The store
-// package decides what a cancel request makes of the outcome (CancelRequestedState) and what a
-// zero RunAt means (outcome.RunAt); the script only picks.
+// completeArgs is the complete script's ARGV: the count, the state of a bare completion and
+// what a cancel request makes of it, then the outcomes. A bare completion (completed, with no
+// error, result, refund or run-at) is "c", id, fence; any other outcome is "o" and 11 fields.
+// Nearly every outcome of a busy node is bare, and each argument costs Redis a string in Lua.
+// The store package decides what a cancel request makes of the outcome (CancelRequestedState)
+// and what a zero RunAt means (outcome.RunAt); the script only picks.
 func completeArgs(outcomes []store.Outcome) []any {
-	args := make([]any, 0, 1+11*len(outcomes))
-	args = append(args, len(outcomes))
+	args := make([]any, 0, 3+3*len(outcomes))
+	args = append(args, len(outcomes), string(store.StateCompleted), string(store.CancelRequestedState(store.StateCompleted)))
 	for _, o := range outcomes {
 		runAt := ""
 		if at, now := outcome.RunAt(o); now {
 			runAt = "now"
 		} else if !at.IsZero() {
 			runAt = micros(at)
+		}
+		if o.State == store.StateCompleted && runAt == "" && !o.RefundAttempt && o.Error == nil && len(o.Result) == 0 {
+			args = append(args, "c", o.ID, o.Fence)
+			continue
 		}
 		refund := ""
 		if o.RefundAttempt {
@@ -89,7 +96,7 @@ func completeArgs(outcomes []store.Outcome) []any {
 		if len(o.Result) > 0 {
 			hasResult, result = "1", jsonResult(o.Result)
 		}
-		args = append(args, o.ID, o.Fence, string(o.State), string(store.CancelRequestedState(o.State)),
+		args = append(args, "o", o.ID, o.Fence, string(o.State), string(store.CancelRequestedState(o.State)),
 			runAt, refund, text, trace, at, hasResult, string(result))
 	}
 	return args
