@@ -63,6 +63,12 @@ func (q *queue) takeSlot(ctx context.Context) bool {
 	}
 	select {
 	case q.slots <- struct{}{}:
+		// A slot freed as ctx ended may win the select: a job whose context has ended does not
+		// start its handler all the same.
+		if ctx.Err() != nil {
+			q.freeSlot()
+			return false
+		}
 		return true
 	case <-ctx.Done():
 		return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,11 +169,13 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 	}
 }
 
-// untilCancelled is a worker that closes started once it runs, then works until its context is
-// cancelled, as a long job that checks its context does.
+// untilCancelled is a worker that closes started once the first of its jobs runs, then works
+// until its context is cancelled, as a long job that checks its context does. A later job may
+// start too: one that takes the slot the first freed while a stop's cancel reaches it.
 func untilCancelled(started chan struct{}) func(context.Context, *Job[testArgs]) error {
+	var once sync.Once
 	return func(ctx context.Context, j *Job[testArgs]) error {
-		close(started)
+		once.Do(func() { close(started) })
 		<-ctx.Done()
 		return ctx.Err()
 	}
