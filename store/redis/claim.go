@@ -46,8 +46,11 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		return nil, nil // paused, or no kinds
 	}
 	rows, err := decodeJobs(reply[1])
-	if err != nil || len(rows) == 0 {
-		return nil, wrapClaim(err)
+	if err != nil {
+		return nil, fmt.Errorf("redis: claim: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
 	}
 	// The rows come as read, with the attempt and fence the claim gave them; what it wrote alike
 	// for all of them, at its time reply[0], is set here (lua/claim.lua).
@@ -59,14 +62,6 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	}
 	claimorder.Sort(rows)
 	return rows, nil
-}
-
-// wrapClaim says which call a decoding error came from.
-func wrapClaim(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("redis: claim: %w", err)
 }
 
 // limitedMark heads the reply of a claim that a limit applied to: {limitedMark, reply}.

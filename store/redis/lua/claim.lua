@@ -105,8 +105,6 @@ local function head(it)
   end
   return it.ms[it.pos], it.ss[it.pos]
 end
--- PICKED is where each field a claim decides by goes in v, the fields picked out of a job's hash.
-local PICKED = {s = 1, a = 2, f = 3, x = 4, u = 5, us = 6, sc = 7, W = 8}
 -- A taken job is kept as columns (its id, kind, attempt, fence, workflow and ready-set member),
 -- not as a table per job (~1 µs each in this Lua); only a job with an expiry, a unique key or a
 -- schedule, which goes through move(), gets its table, in gen.
@@ -136,7 +134,7 @@ while budget > 0 do
   -- and the same reply, with what the claim writes appended, is the row it hands back (a second
   -- read per job cost more than the picking).
   local flat = redis.call('HGETALL', jkey(id))
-  local v = {false, false, false, false, false, false, false, false}
+  local v = {false, false, false, false, false, false, false, false, false}
   for i = 1, #flat, 2 do
     local slot = PICKED[flat[i]]
     if slot then v[slot] = flat[i + 1] end
@@ -144,9 +142,8 @@ while budget > 0 do
   if v[1] == 'available' then
     local k = bit.kind
     if v[4] and tonumber(v[4]) <= NOW then
-      -- Only an ending reads whether the job has dependents.
       local h = job(id, k, v, best)
-      h.dp = redis.call('HGET', jkey(id), 'dp') or nil
+      h.dp = v[9] or nil
       expired[#expired + 1] = h
     else
       nt = nt + 1

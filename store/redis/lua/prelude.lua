@@ -28,6 +28,9 @@ end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
 local CLAIMABLE = {available = true, scheduled = true, retryable = true}
+-- PICKED is where claim.lua puts each field it decides by, picked out of a job's hash (v[1..9]);
+-- a constant of the library, built once per load rather than once per claim.
+local PICKED = {s = 1, a = 2, f = 3, x = 4, u = 5, us = 6, sc = 7, W = 8, dp = 9}
 local FINAL = {completed = true, cancelled = true, discarded = true, expired = true}
 -- FINALS: ids that reached a final state, published by finish.
 -- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted}),
