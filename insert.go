@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,8 +95,6 @@ type InsertManyParams struct {
 	Opts *InsertOpts
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]*$`)
-
 // validName checks kind and queue names: they end up in URLs, metrics labels and channel names.
 func validName(what, name string) error {
 	if name == "" {
@@ -106,10 +103,26 @@ func validName(what, name string) error {
 	if len(name) > NameMaxLen {
 		return fmt.Errorf("%w: %s %.20q… is %d characters, over the limit of %d", ErrInvalid, what, name, len(name), NameMaxLen)
 	}
-	if !namePattern.MatchString(name) {
+	if !nameChars(name) {
 		return fmt.Errorf("%w: %s %q: use letters, digits and _ . : / - (starting with a letter or digit)", ErrInvalid, what, name)
 	}
 	return nil
+}
+
+// nameChars reports whether name is letters, digits and _ . : / -, starting with a letter or
+// digit. A loop rather than a regular expression: every inserted job checks two names, and the
+// match cost a tenth of a batch insert's CPU.
+func nameChars(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == ':' || c == '/' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkText checks a free-form text the store keeps as text: at most limit bytes, and valid

@@ -256,3 +256,15 @@ func TestRefusalsAreSaidOnce(t *testing.T) {
 		t.Errorf("retry of no job: %v, want %q", err, want)
 	}
 }
+
+func TestNameChars(t *testing.T) {
+	for name, want := range map[string]bool{
+		"email": true, "Mail.send": true, "a/b:c-d_e": true, "9lives": true, "x": true,
+		"-lead": false, "_lead": false, ".lead": false, "/lead": false, "a b": false, "é": false,
+		"tab\t": false, "semi;colon": false, "a\x00": false,
+	} {
+		if got := nameChars(name); got != want {
+			t.Errorf("nameChars(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

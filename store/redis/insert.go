@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -101,21 +102,59 @@ func (s *Store) insertTx(ctx context.Context, params []store.InsertParams) ([]an
 	return s.multi(ctx, scriptInsert, "insert", calls)
 }
 
-// insertArgs is the insert script's ARGV: origin, count, then jobArgs of each job.
+// insertArgs is the insert script's ARGV: origin, count, then the jobs (appendJobs).
 func insertArgs(origin string, params []store.InsertParams) []any {
-	args := make([]any, 0, 2+len(params)*jobFields)
-	args = append(args, origin, len(params))
-	for _, p := range params {
-		args = appendJob(args, p)
+	return appendJobs(append(make([]any, 0, 2+len(params)+9), origin, len(params)), params)
+}
+
+// appendJobs appends jobs as insertlib.lua's insertJobs reads them: a run of plain jobs alike
+// but for their args as 'P', the fields they share, the count and each job's args; any other
+// job as 'J' and its fields (appendJob).
+func appendJobs(args []any, params []store.InsertParams) []any {
+	for i := 0; i < len(params); {
+		p := params[i]
+		if !plain(p) {
+			args = appendJob(append(args, "J"), p)
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(params) && plain(params[j]) && sameRun(p, params[j]) {
+			j++
+		}
+		args = append(args, "P", p.Kind, p.Queue, strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
+			microsOrEmpty(p.RunAt), tagsArg(p.Tags), []byte(p.Metadata), j-i)
+		for _, q := range params[i:j] {
+			args = append(args, []byte(q.Args))
+		}
+		i = j
 	}
 	return args
 }
 
-// jobFields is how many ARGV one job takes (insertlib.lua's NF).
-const jobFields = 14
+// plain reports whether p goes in a run: no unique key, expiry, schedule or dependency fields.
+func plain(p store.InsertParams) bool {
+	return p.UniqueKey == "" && p.ExpiresAt.IsZero() && p.Schedule == "" && depsArg(p) == ""
+}
 
+// sameRun reports whether plain jobs p and q share every field a run sends once.
+func sameRun(p, q store.InsertParams) bool {
+	return p.Kind == q.Kind && p.Queue == q.Queue && p.Priority == q.Priority && p.MaxAttempts == q.MaxAttempts &&
+		p.RunAt.Equal(q.RunAt) && slices.Equal(p.Tags, q.Tags) && bytes.Equal(p.Metadata, q.Metadata)
+}
+
+// tagsArg is a job's tags as the scripts store them: a JSON array, or empty for none.
+func tagsArg(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(tags)
+	return string(b)
+}
+
+// appendJob appends the fields of a job sent whole, as many as insertlib.lua's NF.
 func appendJob(args []any, p store.InsertParams) []any {
-	var ustates, tags, supersede string
+	var ustates, supersede string
 	if p.UniqueKey != "" {
 		states := p.UniqueStates
 		if len(states) == 0 {
@@ -132,21 +171,18 @@ func appendJob(args []any, p store.InsertParams) []any {
 			supersede = "1"
 		}
 	}
-	if len(p.Tags) > 0 {
-		b, _ := json.Marshal(p.Tags)
-		tags = string(b)
-	}
-	return append(args, p.Kind, p.Queue, string(p.Args), strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
+	return append(args, p.Kind, p.Queue, []byte(p.Args), strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
 		microsOrEmpty(p.RunAt), microsOrEmpty(p.ExpiresAt), p.UniqueKey, ustates, supersede, p.Schedule,
-		tags, string(p.Metadata), depsArg(p))
+		tagsArg(p.Tags), []byte(p.Metadata), depsArg(p))
 }
 
-// decodeInsert reads one insert script's reply {now, results, cancelled ids} (a result is a new
-// job's id, or a flag and a row: a duplicate's holder, or a new job with dependency fields as
-// the script wrote it) and builds the rows of the other new jobs from their params.
+// decodeInsert reads one insert script's reply {now, results, cancelled ids, first new id}
+// (a result, per job sent whole, is a new job's id, or a flag and a row: a duplicate's holder,
+// or a new job with dependency fields as the script wrote it) and builds the rows of the other
+// new jobs from their params: new jobs take ids one after another in the call's order.
 func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
 	r, _ := v.([]any)
-	if len(r) != 3 {
+	if len(r) != 4 {
 		return nil, "", nil, fmt.Errorf("unexpected reply %v", v)
 	}
 	now = toStr(r[0])
@@ -155,37 +191,47 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 		return nil, "", nil, err
 	}
 	list, _ := r[1].([]any)
-	if len(list) != len(params) {
-		return nil, "", nil, fmt.Errorf("%d results for %d jobs", len(list), len(params))
-	}
-	for i, x := range list {
-		idText, state := x, ""
-		if r, ok := x.([]any); ok {
-			switch {
-			case len(r) == 3 && toStr(r[0]) == "2":
-				idText, state = r[1], toStr(r[2])
-			case len(r) == 2:
-				j, err := decodeJob(r[1])
-				if err != nil || j == nil {
-					return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
+	next, _ := strconv.ParseInt(toStr(r[3]), 10, 64) // the next new job's id
+	for i, p := range params {
+		var state string
+		if !plain(p) {
+			if len(list) == 0 {
+				return nil, "", nil, fmt.Errorf("no result for job %d of the call", i)
+			}
+			x := list[0]
+			list = list[1:]
+			idText := x
+			if r, ok := x.([]any); ok {
+				switch {
+				case len(r) == 3 && toStr(r[0]) == "2":
+					idText, state = r[1], toStr(r[2])
+				case len(r) == 2:
+					j, err := decodeJob(r[1])
+					if err != nil || j == nil {
+						return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
+					}
+					dup := toStr(r[0]) == "1"
+					if !dup {
+						next = j.ID + 1
+					}
+					res = append(res, store.InsertResult{Job: j, Duplicate: dup})
+					continue
+				default:
+					return nil, "", nil, fmt.Errorf("unexpected result %v", x)
 				}
-				res = append(res, store.InsertResult{Job: j, Duplicate: toStr(r[0]) == "1"})
-				continue
-			default:
-				return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+			}
+			id, err := strconv.ParseInt(toStr(idText), 10, 64)
+			if err != nil || id != next {
+				return nil, "", nil, fmt.Errorf("unexpected result %v for job %d of the call, want new id %d", x, i, next)
 			}
 		}
-		p := params[i]
-		id, err := strconv.ParseInt(toStr(idText), 10, 64)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("unexpected result %v", x)
-		}
 		j := &store.JobRow{
-			ID: id, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
+			ID: next, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
 			State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
 			ExpiresAt: truncMicros(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
 			Tags: p.Tags, Metadata: p.Metadata, CreatedAt: at,
 		}
+		next++
 		// The script's rule: scheduled iff run_at is after its time, both in µs.
 		if p.RunAt.IsZero() {
 			j.RunAt = at
@@ -204,6 +250,9 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 			j.DependsOn = ids.Unique(named)
 		}
 		res = append(res, store.InsertResult{Job: j})
+	}
+	if len(list) != 0 {
+		return nil, "", nil, fmt.Errorf("%d results left over", len(list))
 	}
 	ids, _ := r[2].([]any)
 	for _, x := range ids {

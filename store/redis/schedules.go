@@ -110,11 +110,7 @@ func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Tim
 	if err := plancheck.Check(name, jobs); err != nil {
 		return false, fmt.Errorf("redis: plan schedule %q: %w", name, err)
 	}
-	args := make([]any, 0, 5+len(jobs)*jobFields)
-	args = append(args, s.origin, name, microsOrEmpty(from), micros(to), len(jobs))
-	for _, p := range jobs {
-		args = appendJob(args, p)
-	}
+	args := appendJobs([]any{s.origin, name, microsOrEmpty(from), micros(to), len(jobs)}, jobs)
 	v, err := s.run(ctx, scriptPlan, args...)
 	if err != nil {
 		return false, err

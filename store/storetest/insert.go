@@ -11,6 +11,7 @@ import (
 var insertTests = map[string]func(*testing.T, *env){
 	"EveryFieldReadsBack": testInsertEveryField,
 	"ManyInOneCall":       testInsertMany,
+	"MixedCallReadsBack":  testInsertMixedCall,
 	"Delayed":             testInsertDelayed,
 	"PastRunAt":           testInsertPastRunAt,
 	"Empty":               testInsertEmpty,
@@ -69,6 +70,61 @@ func testInsertMany(t *testing.T, e *env) {
 	}
 	for _, i := range []int{0, n / 2, n - 1} {
 		wantJSON(t, "stored Args", e.get(rows[i].ID).Args, ps[i].Args)
+	}
+}
+
+// One call of jobs that differ field by field, with runs of alike jobs between others (a unique
+// key, its duplicate, an expiry): each result is the row as stored, in the call's order, and the
+// new jobs' ids rise in that order.
+func testInsertMixedCall(t *testing.T, e *env) {
+	with := func(f func(*store.InsertParams)) store.InsertParams {
+		p := job("k")
+		f(&p)
+		return p
+	}
+	ps := []store.InsertParams{
+		job("k"), job("k"),
+		with(func(p *store.InsertParams) { p.Tags = []string{"a"} }),
+		with(func(p *store.InsertParams) { p.Tags = []string{"a"}; p.Args = []byte(`{"n":2}`) }),
+		with(func(p *store.InsertParams) { p.Tags = []string{"b"}; p.Metadata = []byte(`{"m":1}`) }),
+		job("other"),
+		with(func(p *store.InsertParams) { p.UniqueKey = "u" }),
+		with(func(p *store.InsertParams) { p.UniqueKey = "u"; p.Args = []byte(`{"n":3}`) }),
+		with(func(p *store.InsertParams) { p.RunAt = e.now().Add(time.Hour) }),
+		with(func(p *store.InsertParams) { p.RunAt = e.now().Add(time.Hour) }),
+		with(func(p *store.InsertParams) { p.Priority = 2 }),
+		with(func(p *store.InsertParams) { p.MaxAttempts = 9 }),
+		with(func(p *store.InsertParams) { p.Queue = "mail" }),
+		with(func(p *store.InsertParams) { p.ExpiresAt = e.now().Add(time.Hour) }),
+		job("k"),
+	}
+	res := e.insertResults(ps...)
+	var last int64
+	for i, r := range res {
+		if dup := i == 7; r.Duplicate != dup {
+			t.Fatalf("result %d: Duplicate %v, want %v", i, r.Duplicate, dup)
+		}
+		if r.Duplicate {
+			if r.Job.ID != res[6].Job.ID {
+				t.Errorf("result %d: duplicate of job %d, want %d", i, r.Job.ID, res[6].Job.ID)
+			}
+			continue
+		}
+		p := ps[i]
+		want := &store.JobRow{
+			ID: r.Job.ID, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
+			State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: e.now(), ExpiresAt: p.ExpiresAt,
+			UniqueKey: p.UniqueKey, Tags: p.Tags, Metadata: p.Metadata, CreatedAt: e.now(),
+		}
+		if !p.RunAt.IsZero() {
+			want.State, want.RunAt = store.StateScheduled, p.RunAt
+		}
+		if r.Job.ID <= last {
+			t.Errorf("result %d: id %d after %d", i, r.Job.ID, last)
+		}
+		last = r.Job.ID
+		sameJob(t, r.Job, want)
+		sameJob(t, e.get(r.Job.ID), want)
 	}
 }
 

@@ -1,5 +1,5 @@
 -- insertdeps: the dependency fields of inserted jobs. Go sends them as one argument per job, ''
--- for a job with none (which keeps insertJobs' plain path), else six length-prefixed strings
+-- for a job with none, else six length-prefixed strings
 -- ("<len>:<bytes>", so any bytes may be in a workflow's name): workflow, step, the ids of jobs it
 -- depends on, the indexes of earlier jobs of the call it depends on (both comma-separated),
 -- '1' when it ignores failed dependencies, and the id of the pending job it joins (DependencyOf).
@@ -19,13 +19,14 @@ local function splitDeps(s)
   return {w = f[1], st = f[2], d = list(f[3]), di = list(f[4]), ig = f[5] == '1', of = f[6]}
 end
 
--- readDeps decodes the dependency fields of the call's jobs, by job index from 0, and checks
+-- readDeps decodes the dependency fields of the call's jobs sent whole (full: {job index from 0,
+-- ARGV position of its fields} in the call's order), by job index, and checks
 -- them before anything is written: a dependency the store does not hold fails the whole call
 -- (NOTFOUND), and so does joining a job that is not pending (NOTPENDING).
-local function readDeps(base, n, nf, at)
+local function readDeps(full, at)
   local deps = {}
-  for j = 0, n - 1 do
-    local v = ARGV[base + j * nf + at]
+  for _, f in ipairs(full) do
+    local j, v = f[1], ARGV[f[2] + at]
     if v ~= '' then
       local x = splitDeps(v)
       deps[j] = x

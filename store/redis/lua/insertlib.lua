@@ -1,9 +1,16 @@
--- insertJobs inserts n jobs whose fields start at ARGV[base], NF per job, in order, so that a
--- later job of the call sees the keys earlier ones took. It returns, per job, the new id, or {'1',
--- holder's row} for a duplicate, or for a new job with dependency fields (see insertdeps), whose
--- state the script decides, {'2', id, state} ({'0', its row} when cancelled); then the ids it
--- cancelled by supersede, and the queues given available jobs. Any other new job is scheduled iff
--- its run_at is after NOW; the caller knows both, so the state is not sent back.
+-- insertJobs inserts n jobs whose records start at ARGV[base], in order, so that a later job
+-- of the call sees the keys earlier ones took. A record is either a run of plain jobs (no unique
+-- key, expiry, schedule or dependency fields) alike but for their args: 'P', kind, queue,
+-- priority, max attempts, run_at ('' for now), tags, metadata, count, then each job's args; or
+-- one job sent whole: 'J' and its NF fields (see appendJob). A batch of one kind's jobs is then
+-- about one argument per job: Redis parses, and Lua interns, every argument.
+-- It returns, per job sent whole, the new id, or {'1', holder's row} for a duplicate, or for a
+-- new job with dependency fields (see insertdeps), whose state the script decides, {'2', id,
+-- state} ({'0', its row} when cancelled); then the ids it cancelled by supersede, the queues
+-- given available jobs, and the id of its first new job (nil when none). New jobs take ids one
+-- after another in the call's order, so the caller knows a run's ids from the first and what
+-- the jobs sent whole were given; and a job of a run is scheduled iff its run_at is after NOW:
+-- neither is sent back per job.
 local NF = 14
 -- plainIndex gathers the index writes of a plain new job (index() for it, without its
 -- concatenations per job); flushPlain sends them, one variadic call per key. insertJobs starts
@@ -50,116 +57,134 @@ local function insertJobs(base, n)
   end
   byQueue, FLAGGED, PLACED = {}, {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
-  local deps = readDeps(base, n, NF, 13)
+  -- The whole jobs' positions first: their dependency fields are checked before any write.
+  local full, b, j = {}, base, 0
+  while j < n do
+    if ARGV[b] == 'P' then
+      local m = tonumber(ARGV[b + 8])
+      b, j = b + 9 + m, j + m
+    else
+      full[#full + 1] = {j, b + 1}
+      b, j = b + 1 + NF, j + 1
+    end
+  end
+  local deps = readDeps(full, 13)
   -- ids, by job index from 0, is the new job's id or the duplicate's holder: what DependsOnIndex
   -- names, kept only for a call that has dependency fields.
   local ids = next(deps) and {}
   -- Inserts read job hashes and uq, never an index, so the index writes go out together.
   deferIndex()
-  for j = 0, n - 1 do
-    local b = base + j * NF
-    local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
-    local dup, plainDone
-    if ukey == '' and ARGV[b + 6] == '' and ARGV[b + 10] == '' and ARGV[b + 13] == '' then
-      -- A job with no unique key, expiry or schedule: written directly, its index writes
-      -- gathered in lists (see plainIndex).
-      local id = newId()
-      local k, q, p, r = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 5]
+  b, j = base, 0
+  while j < n do
+    if ARGV[b] == 'P' then
+      -- A run: written directly, its index writes gathered in lists (see plainIndex).
+      local k, q, p, m, r, tags, meta = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
+        ARGV[b + 6], ARGV[b + 7]
+      local last = b + 8 + tonumber(ARGV[b + 8])
       local state = 'available'
       if r == '' then
         r = NOWS
       elseif tonumber(r) > NOW then
         state = 'scheduled'
       end
-      -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
-      local jk, tags, meta = jkey(id), ARGV[b + 11], ARGV[b + 12]
-      redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[b + 2], 'p', p, 'm', ARGV[b + 4], 'r', r,
-        's', state, 'a', '0', 'f', '0', 'c', NOWS)
-      if tags ~= '' and meta ~= '' then
-        redis.call('HSET', jk, 'T', tags, 'M', meta)
-      elseif tags ~= '' then
-        redis.call('HSET', jk, 'T', tags)
-      elseif meta ~= '' then
-        redis.call('HSET', jk, 'M', meta)
-      end
-      plainIndex(q, k, p, r, id, state)
       if not known[q] then
         known[q] = true
         redis.call('SADD', P .. 'queues', q)
       end
       if state == 'available' then avail[q] = true end
-      out[#out + 1] = id
-      if ids then ids[j] = id end
-      plainDone = true
-    elseif ukey ~= '' then
-      local holder = redis.call('HGET', P .. 'uq', ukey)
-      if holder then
-        local h = load(holder)
-        if supersede == '1' and not FINAL[h.s] then
-          if h.s == 'running' then
-            save(h, {us = false})
-            redis.call('HDEL', P .. 'uq', ukey)
+      for a = b + 9, last do
+        local id = newId()
+        -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
+        local jk = jkey(id)
+        redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[a], 'p', p, 'm', m, 'r', r,
+          's', state, 'a', '0', 'f', '0', 'c', NOWS)
+        if tags ~= '' and meta ~= '' then
+          redis.call('HSET', jk, 'T', tags, 'M', meta)
+        elseif tags ~= '' then
+          redis.call('HSET', jk, 'T', tags)
+        elseif meta ~= '' then
+          redis.call('HSET', jk, 'M', meta)
+        end
+        plainIndex(q, k, p, r, id, state)
+        if ids then ids[j] = id end
+        j = j + 1
+      end
+      b = last + 1
+    else
+      -- A job sent whole: its fields at ARGV[b + 1 ...].
+      b = b + 1
+      local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
+      local dup
+      if ukey ~= '' then
+        local holder = redis.call('HGET', P .. 'uq', ukey)
+        if holder then
+          local h = load(holder)
+          if supersede == '1' and not FINAL[h.s] then
+            if h.s == 'running' then
+              save(h, {us = false})
+              redis.call('HDEL', P .. 'uq', ukey)
+            else
+              move(h, 'cancelled', {z = NOWS})
+              cancelled[#cancelled + 1] = h.i
+            end
+            dup = redis.call('HGET', P .. 'uq', ukey) -- a cancelled holder may keep its key
           else
-            move(h, 'cancelled', {z = NOWS})
-            cancelled[#cancelled + 1] = h.i
+            dup = holder
           end
-          dup = redis.call('HGET', P .. 'uq', ukey) -- a cancelled holder may keep its key
-        else
-          dup = holder
         end
       end
-    end
-    local dx = deps[j] -- its dependency fields, if any
-    if plainDone then -- written above
-    elseif dup then
-      out[#out + 1] = {'1', dup}
-      if ids then ids[j] = dup end
-      if dx and dx.of ~= '' then join(dx.of, dup, redis.call('HGET', jkey(dup), 's'), true) end
-    else
-      local id = newId()
-      local r = ARGV[b + 5]
-      if r == '' then r = NOWS end
-      local state = 'available'
-      if tonumber(r) > NOW then state = 'scheduled' end
-      local h = {i = id, k = ARGV[b], q = ARGV[b + 1], A = ARGV[b + 2], p = ARGV[b + 3], m = ARGV[b + 4],
-        r = r, s = state, a = '0', f = '0', c = NOWS}
-      if ARGV[b + 6] ~= '' then h.x = ARGV[b + 6] end
-      if ukey ~= '' then
-        h.u = ukey
-        if ARGV[b + 8] ~= '' then h.us = ARGV[b + 8] end
-      end
-      if ARGV[b + 10] ~= '' then h.sc = ARGV[b + 10] end
-      if ARGV[b + 11] ~= '' then h.T = ARGV[b + 11] end
-      if ARGV[b + 12] ~= '' then h.M = ARGV[b + 12] end
-      if dx then
-        if dx.w ~= '' then h.W = dx.w end
-        if dx.st ~= '' then h.st = dx.st end
-        if dx.ig then h.ig = '1' end
-        state = waitOn(h, dx, ids, state)
-        h.s = state
-      end
-      local flat = {}
-      for k, v in pairs(h) do
-        flat[#flat + 1] = k
-        flat[#flat + 1] = v
-      end
-      redis.call('HSET', jkey(id), unpack(flat))
-      index(h)
-      if not known[h.q] then
-        known[h.q] = true
-        redis.call('SADD', P .. 'queues', h.q)
-      end
-      if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
-      if state == 'available' then avail[h.q] = true end
-      if ids then ids[j] = id end
-      if dx then
-        if FINAL[state] then FINALS[#FINALS + 1] = id end
-        if h.W then placeInWorkflow(h) end
-        if dx.of ~= '' then join(dx.of, id, state, false) end
-        out[#out + 1] = {'0', id}
+      local dx = deps[j] -- its dependency fields, if any
+      if dup then
+        out[#out + 1] = {'1', dup}
+        if ids then ids[j] = dup end
+        if dx and dx.of ~= '' then join(dx.of, dup, redis.call('HGET', jkey(dup), 's'), true) end
       else
-        out[#out + 1] = id
+        local id = newId()
+        local r = ARGV[b + 5]
+        if r == '' then r = NOWS end
+        local state = 'available'
+        if tonumber(r) > NOW then state = 'scheduled' end
+        local h = {i = id, k = ARGV[b], q = ARGV[b + 1], A = ARGV[b + 2], p = ARGV[b + 3], m = ARGV[b + 4],
+          r = r, s = state, a = '0', f = '0', c = NOWS}
+        if ARGV[b + 6] ~= '' then h.x = ARGV[b + 6] end
+        if ukey ~= '' then
+          h.u = ukey
+          if ARGV[b + 8] ~= '' then h.us = ARGV[b + 8] end
+        end
+        if ARGV[b + 10] ~= '' then h.sc = ARGV[b + 10] end
+        if ARGV[b + 11] ~= '' then h.T = ARGV[b + 11] end
+        if ARGV[b + 12] ~= '' then h.M = ARGV[b + 12] end
+        if dx then
+          if dx.w ~= '' then h.W = dx.w end
+          if dx.st ~= '' then h.st = dx.st end
+          if dx.ig then h.ig = '1' end
+          state = waitOn(h, dx, ids, state)
+          h.s = state
+        end
+        local flat = {}
+        for k, v in pairs(h) do
+          flat[#flat + 1] = k
+          flat[#flat + 1] = v
+        end
+        redis.call('HSET', jkey(id), unpack(flat))
+        index(h)
+        if not known[h.q] then
+          known[h.q] = true
+          redis.call('SADD', P .. 'queues', h.q)
+        end
+        if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
+        if state == 'available' then avail[h.q] = true end
+        if ids then ids[j] = id end
+        if dx then
+          if FINAL[state] then FINALS[#FINALS + 1] = id end
+          if h.W then placeInWorkflow(h) end
+          if dx.of ~= '' then join(dx.of, id, state, false) end
+          out[#out + 1] = {'0', id}
+        else
+          out[#out + 1] = id
+        end
       end
+      b, j = b + NF, j + 1
     end
   end
   if nextId and nextId <= lastId then redis.call('SET', kSeq, fmt(nextId - 1)) end
@@ -180,7 +205,7 @@ local function insertJobs(base, n)
       end
     end
   end
-  return out, cancelled, avail
+  return out, cancelled, avail, nextId and fmt(lastId - n + 1)
 end
 
 -- publishInserts tells other Stores that jobs became available, once per queue per call. The
