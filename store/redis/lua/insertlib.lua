@@ -161,12 +161,7 @@ local function insertJobs(base, n)
           state = waitOn(h, dx, ids, state)
           h.s = state
         end
-        local flat = {}
-        for k, v in pairs(h) do
-          flat[#flat + 1] = k
-          flat[#flat + 1] = v
-        end
-        redis.call('HSET', jkey(id), unpack(flat))
+        hsetAll(jkey(id), h)
         index(h)
         if not known[h.q] then
           known[h.q] = true

@@ -103,6 +103,16 @@ end
 
 local function row(id) return redis.call('HGETALL', jkey(id)) end
 
+-- hsetAll writes every field of table t to hash key.
+local function hsetAll(key, t)
+  local flat = {}
+  for k, v in pairs(t) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = v
+  end
+  redis.call('HSET', key, unpack(flat))
+end
+
 -- Index writes (ZADD, ZREM, SADD, SREM on the index keys) cost ~2 µs of bridge overhead per
 -- redis.call on top of the command itself, and a transition makes 6-8 of them per job. Inside
 -- deferIndex(), they are gathered per key and sent as one variadic call per key at flushIndex(),

@@ -18,11 +18,6 @@ else
   f.pa, f.lp, f.c = ARGV[14], '', NOWS
   redis.call('ZADD', P .. 'schs', 0, name)
 end
-local set = {}
-for k, v in pairs(f) do
-  set[#set + 1] = k
-  set[#set + 1] = v
-end
-redis.call('HSET', key, unpack(set))
+hsetAll(key, f)
 finish()
 return redis.call('HGETALL', key)
