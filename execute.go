@@ -228,6 +228,17 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 	now := n.clock.Now()
 	row := e.row
 	o := store.Outcome{ID: row.ID, Fence: row.Fence}
+	if err == nil {
+		result := e.getResult()
+		if len(result) > n.cfg.MaxResultBytes {
+			err = fmt.Errorf("result is %d bytes, over the limit of %d bytes", len(result), n.cfg.MaxResultBytes)
+			return n.failed(o, e, err, now)
+		}
+		o.State, o.Result = StateCompleted, result
+		return o
+	}
+	// Declared past the success, which nearly every job is: errors.As takes their addresses, so
+	// each is an allocation wherever it is declared.
 	cause := context.Cause(ctx)
 	var (
 		snooze     *snoozeError
@@ -236,13 +247,6 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 		badArgs    *badArgsError
 	)
 	switch {
-	case err == nil:
-		result := e.getResult()
-		if len(result) > n.cfg.MaxResultBytes {
-			err = fmt.Errorf("result is %d bytes, over the limit of %d bytes", len(result), n.cfg.MaxResultBytes)
-			return n.failed(o, e, err, now)
-		}
-		o.State, o.Result = StateCompleted, result
 	case errors.As(err, &snooze):
 		o.State, o.RunAt, o.RefundAttempt = StateScheduled, now.Add(snooze.d), true
 	case errors.As(err, &superseded):

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -19,48 +21,77 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// scanJob reads the jobColumns of one row.
-func scanJob(r scanner) (*store.JobRow, error) {
-	var (
-		j                          store.JobRow
-		state                      string
-		args, metadata, result     []byte
-		errs                       []byte
-		expiresAt, attemptedAt     *time.Time
-		finalizedAt, leaseUntil    *time.Time
-		uniqueKey, owner, schedule *string
-		attemptedBy                *string
-		workflow, step             *string
-		ignoreFailedDeps           *bool
-		priority, attempt, maxAtts int32
-	)
-	err := r.Scan(&j.ID, &j.Kind, &j.Queue, &args, &priority, &state, &attempt, &maxAtts,
-		&j.RunAt, &expiresAt, &uniqueKey, &j.Tags, &metadata, &errs, &result, &j.CreatedAt,
-		&attemptedAt, &finalizedAt, &owner, &leaseUntil, &j.Fence, &j.CancelRequested, &schedule,
-		&workflow, &step, &j.DependsOn, &ignoreFailedDeps, &attemptedBy)
-	if err != nil {
+// jobScan is where one row of jobColumns is scanned to. Scan's destinations escape, so locals
+// would cost an allocation each, per row; these live in one value that scanJobs reuses for
+// every row of a claim (pgx gives every row its own slices and strings, so nothing read is
+// shared between rows). Nullable columns scan into pgtype values, which take a NULL or a time
+// without allocating.
+type jobScan struct {
+	dest []any
+
+	id, fence                                         int64
+	kind, queue, state                                string
+	args, metadata, errs, result                      []byte
+	priority, attempt, maxAttempts                    int32
+	runAt, createdAt                                  time.Time
+	expiresAt, attemptedAt, finalizedAt, leaseUntil   pgtype.Timestamptz
+	uniqueKey, owner, schedule, workflow, step, attBy pgtype.Text
+	tags                                              []string
+	dependsOn                                         []int64
+	cancelRequested                                   bool
+	ignoreFailedDeps                                  pgtype.Bool
+}
+
+func newJobScan() *jobScan {
+	v := &jobScan{}
+	v.dest = []any{&v.id, &v.kind, &v.queue, &v.args, &v.priority, &v.state, &v.attempt,
+		&v.maxAttempts, &v.runAt, &v.expiresAt, &v.uniqueKey, &v.tags, &v.metadata, &v.errs,
+		&v.result, &v.createdAt, &v.attemptedAt, &v.finalizedAt, &v.owner, &v.leaseUntil,
+		&v.fence, &v.cancelRequested, &v.schedule, &v.workflow, &v.step, &v.dependsOn,
+		&v.ignoreFailedDeps, &v.attBy}
+	return v
+}
+
+// scan reads the jobColumns of the row r is on.
+func (v *jobScan) scan(r scanner) (*store.JobRow, error) {
+	if err := r.Scan(v.dest...); err != nil {
 		return nil, err
 	}
-	j.State = store.State(state)
-	j.Priority, j.Attempt, j.MaxAttempts = int(priority), int(attempt), int(maxAtts)
-	j.Args, j.Metadata, j.Result = args, metadata, result
-	j.ExpiresAt, j.AttemptedAt = deref(expiresAt), deref(attemptedAt)
-	j.FinalizedAt, j.LeaseUntil = deref(finalizedAt), deref(leaseUntil)
-	j.UniqueKey, j.Owner, j.Schedule = deref(uniqueKey), deref(owner), deref(schedule)
-	j.AttemptedBy = deref(attemptedBy)
-	j.Workflow, j.Step, j.IgnoreFailedDeps = deref(workflow), deref(step), deref(ignoreFailedDeps)
-	if len(j.Tags) == 0 {
-		j.Tags = nil
+	j := &store.JobRow{
+		ID: v.id, Kind: v.kind, Queue: v.queue, Args: v.args, Priority: int(v.priority),
+		State: store.State(v.state), Attempt: int(v.attempt), MaxAttempts: int(v.maxAttempts),
+		RunAt: v.runAt, ExpiresAt: timeOf(v.expiresAt), UniqueKey: v.uniqueKey.String,
+		Metadata: v.metadata, Result: v.result, CreatedAt: v.createdAt,
+		AttemptedAt: timeOf(v.attemptedAt), FinalizedAt: timeOf(v.finalizedAt), Owner: v.owner.String,
+		LeaseUntil: timeOf(v.leaseUntil), Fence: v.fence, CancelRequested: v.cancelRequested,
+		Schedule: v.schedule.String, Workflow: v.workflow.String, Step: v.step.String,
+		IgnoreFailedDeps: v.ignoreFailedDeps.Bool, AttemptedBy: v.attBy.String,
 	}
-	if len(j.DependsOn) == 0 {
-		j.DependsOn = nil
+	if len(v.tags) > 0 {
+		j.Tags = v.tags
 	}
-	if len(errs) > 0 && string(errs) != "[]" {
-		if err := json.Unmarshal(errs, &j.Errors); err != nil {
+	if len(v.dependsOn) > 0 {
+		j.DependsOn = v.dependsOn
+	}
+	if len(v.errs) > 0 && string(v.errs) != "[]" {
+		if err := json.Unmarshal(v.errs, &j.Errors); err != nil {
 			return nil, fmt.Errorf("job %d: errors: %w", j.ID, err)
 		}
 	}
-	return &j, nil
+	return j, nil
+}
+
+// timeOf is a nullable time as the store's rows hold it: zero for NULL.
+func timeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+// scanJob reads the jobColumns of one row.
+func scanJob(r scanner) (*store.JobRow, error) {
+	return newJobScan().scan(r)
 }
 
 // rows is a result set of pgx or of database/sql.
@@ -75,8 +106,9 @@ type rows interface {
 func scanJobs(rs rows) ([]*store.JobRow, error) {
 	defer rs.Close()
 	var jobs []*store.JobRow
+	v := newJobScan()
 	for rs.Next() {
-		j, err := scanJob(rs)
+		j, err := v.scan(rs)
 		if err != nil {
 			return nil, err
 		}
