@@ -131,10 +131,13 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 		return err
 	}
 	defer rows.Close()
+	// Scan's destinations escape: declared once, not once per row.
+	var (
+		id           int64
+		queue, state string
+		dependents   bool
+	)
 	for rows.Next() {
-		var id int64
-		var queue, state string
-		var dependents bool
 		if err := rows.Scan(&id, &queue, &state, &dependents); err != nil {
 			return err
 		}

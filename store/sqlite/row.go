@@ -21,8 +21,9 @@ const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempt
 func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 	defer rows.Close()
 	var out []*store.JobRow
+	v := newRowScan()
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := v.scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -31,18 +32,28 @@ func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 	return out, rows.Err()
 }
 
-// scanJob reads one row of jobColumns. It scans into interface values and converts them itself:
+// rowScan holds the destinations of one row's scan, which escape: scanJobs reuses one for every
+// row of a claim rather than allocating them per row.
+type rowScan struct {
+	v, dest [28]any
+}
+
+func newRowScan() *rowScan {
+	r := &rowScan{}
+	for i := range r.v {
+		r.dest[i] = &r.v[i]
+	}
+	return r
+}
+
+// scan reads one row of jobColumns. It scans into interface values and converts them itself:
 // database/sql converts an integer column into an int field by formatting and parsing it, and
 // claims read a hundred rows at a time.
-func scanJob(rows *sql.Rows) (*store.JobRow, error) {
-	var v [28]any
-	var dest [28]any
-	for i := range v {
-		dest[i] = &v[i]
-	}
-	if err := rows.Scan(dest[:]...); err != nil {
+func (r *rowScan) scan(rows *sql.Rows) (*store.JobRow, error) {
+	if err := rows.Scan(r.dest[:]...); err != nil {
 		return nil, err
 	}
+	v := &r.v
 	j := &store.JobRow{
 		ID: asInt(v[0]), Kind: asString(v[1]), Queue: asString(v[2]), Args: asJSON(v[3]),
 		Priority: int(asInt(v[4])), State: store.State(asString(v[5])), Attempt: int(asInt(v[6])),
