@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/internal/ids"
@@ -198,65 +199,98 @@ func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult,
 			if len(list) == 0 {
 				return nil, "", nil, fmt.Errorf("no result for job %d of the call", i)
 			}
-			x := list[0]
+			w, err := decodeWhole(list[0])
+			if err != nil {
+				return nil, "", nil, fmt.Errorf("job %d of the call: %w", i, err)
+			}
 			list = list[1:]
-			idText := x
-			if r, ok := x.([]any); ok {
-				switch {
-				case len(r) == 3 && toStr(r[0]) == "2":
-					idText, state = r[1], toStr(r[2])
-				case len(r) == 2:
-					j, err := decodeJob(r[1])
-					if err != nil || j == nil {
-						return nil, "", nil, fmt.Errorf("job %d of the call: %v", i, err)
-					}
-					dup := toStr(r[0]) == "1"
-					if !dup {
-						next = j.ID + 1
-					}
-					res = append(res, store.InsertResult{Job: j, Duplicate: dup})
-					continue
-				default:
-					return nil, "", nil, fmt.Errorf("unexpected result %v", x)
+			if w.row != nil { // a duplicate's holder, or a new job that ended cancelled
+				if !w.dup {
+					next = w.row.ID + 1
 				}
+				res = append(res, store.InsertResult{Job: w.row, Duplicate: w.dup})
+				continue
 			}
-			id, err := strconv.ParseInt(toStr(idText), 10, 64)
-			if err != nil || id != next {
-				return nil, "", nil, fmt.Errorf("unexpected result %v for job %d of the call, want new id %d", x, i, next)
+			if w.id != next {
+				return nil, "", nil, fmt.Errorf("job %d of the call: new id %d, want %d", i, w.id, next)
 			}
+			state = w.state
 		}
-		j := &store.JobRow{
-			ID: next, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
-			State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
-			ExpiresAt: truncMicros(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
-			Tags: p.Tags, Metadata: p.Metadata, CreatedAt: at,
-		}
+		res = append(res, store.InsertResult{Job: newRow(p, next, at, state, res)})
 		next++
-		// The script's rule: scheduled iff run_at is after its time, both in µs.
-		if p.RunAt.IsZero() {
-			j.RunAt = at
-		} else if j.RunAt.After(at) {
-			j.State = store.StateScheduled
-		}
-		if state != "" {
-			// A job with dependency fields, in the state the script gave it, with what it
-			// wrote from them (insertdeps.lua's waitOn).
-			j.State = store.State(state)
-			j.Workflow, j.Step, j.IgnoreFailedDeps = p.Workflow, p.Step, p.IgnoreFailedDeps
-			named := slices.Clone(p.DependsOn)
-			for _, k := range p.DependsOnIndex {
-				named = append(named, res[k].Job.ID)
-			}
-			j.DependsOn = ids.Unique(named)
-		}
-		res = append(res, store.InsertResult{Job: j})
 	}
 	if len(list) != 0 {
 		return nil, "", nil, fmt.Errorf("%d results left over", len(list))
 	}
-	ids, _ := r[2].([]any)
-	for _, x := range ids {
+	gone, _ := r[2].([]any)
+	for _, x := range gone {
 		cancelled = append(cancelled, toInt(x))
 	}
 	return res, now, cancelled, nil
+}
+
+// whole is the insert script's result for a job sent whole: its row (a duplicate's holder, or
+// a new job that ended cancelled), or a new job's id and, if it has dependency fields, the
+// state the script gave it.
+type whole struct {
+	row   *store.JobRow
+	dup   bool
+	id    int64
+	state string
+}
+
+func decodeWhole(x any) (whole, error) {
+	idText := x
+	var w whole
+	if r, ok := x.([]any); ok {
+		switch {
+		case len(r) == 3 && toStr(r[0]) == "2":
+			idText, w.state = r[1], toStr(r[2])
+		case len(r) == 2:
+			j, err := decodeJob(r[1])
+			if err != nil || j == nil {
+				return w, fmt.Errorf("row %v: %v", r[1], err)
+			}
+			w.row, w.dup = j, toStr(r[0]) == "1"
+			return w, nil
+		default:
+			return w, fmt.Errorf("unexpected result %v", x)
+		}
+	}
+	id, err := strconv.ParseInt(toStr(idText), 10, 64)
+	if err != nil {
+		return w, fmt.Errorf("unexpected result %v", x)
+	}
+	w.id = id
+	return w, nil
+}
+
+// newRow is the row the insert script wrote for new job p: id, its time at, and the state it
+// gave a job with dependency fields (empty for others); earlier holds the call's results so far,
+// which DependsOnIndex names.
+func newRow(p store.InsertParams, id int64, at time.Time, state string, earlier []store.InsertResult) *store.JobRow {
+	j := &store.JobRow{
+		ID: id, Kind: p.Kind, Queue: p.Queue, Args: p.Args, Priority: p.Priority,
+		State: store.StateAvailable, MaxAttempts: p.MaxAttempts, RunAt: truncMicros(p.RunAt),
+		ExpiresAt: truncMicros(p.ExpiresAt), UniqueKey: p.UniqueKey, Schedule: p.Schedule,
+		Tags: p.Tags, Metadata: p.Metadata, CreatedAt: at,
+	}
+	// The script's rule: scheduled iff run_at is after its time, both in µs.
+	if p.RunAt.IsZero() {
+		j.RunAt = at
+	} else if j.RunAt.After(at) {
+		j.State = store.StateScheduled
+	}
+	if state != "" {
+		// A job with dependency fields, in the state the script gave it, with what it wrote
+		// from them (insertdeps.lua's waitOn).
+		j.State = store.State(state)
+		j.Workflow, j.Step, j.IgnoreFailedDeps = p.Workflow, p.Step, p.IgnoreFailedDeps
+		named := slices.Clone(p.DependsOn)
+		for _, k := range p.DependsOnIndex {
+			named = append(named, earlier[k].Job.ID)
+		}
+		j.DependsOn = ids.Unique(named)
+	}
+	return j
 }
