@@ -48,11 +48,17 @@ func hasDeps(params []store.InsertParams) bool {
 	return false
 }
 
+// depFields reports whether p has any dependency field: workflow, step, dependencies, the
+// pending job it joins or IgnoreFailedDeps.
+func depFields(p store.InsertParams) bool {
+	return p.Workflow != "" || p.Step != "" || len(p.DependsOn) > 0 || len(p.DependsOnIndex) > 0 ||
+		p.IgnoreFailedDeps || p.DependencyOf != 0
+}
+
 // depsArg is a job's dependency fields as insertdeps.lua reads them: "" when it has none, else
 // six length-prefixed strings.
 func depsArg(p store.InsertParams) string {
-	if p.Workflow == "" && p.Step == "" && len(p.DependsOn) == 0 && len(p.DependsOnIndex) == 0 &&
-		!p.IgnoreFailedDeps && p.DependencyOf == 0 {
+	if !depFields(p) {
 		return ""
 	}
 	var ids, idx []string

@@ -135,7 +135,7 @@ func appendJobs(args []any, params []store.InsertParams) []any {
 
 // plain reports whether p goes in a run: no unique key, expiry, schedule or dependency fields.
 func plain(p store.InsertParams) bool {
-	return p.UniqueKey == "" && p.ExpiresAt.IsZero() && p.Schedule == "" && depsArg(p) == ""
+	return p.UniqueKey == "" && p.ExpiresAt.IsZero() && p.Schedule == "" && !depFields(p)
 }
 
 // sameRun reports whether plain jobs p and q share every field a run sends once.

@@ -92,19 +92,17 @@ local function insertJobs(base, n)
         redis.call('SADD', P .. 'queues', q)
       end
       if state == 'available' then avail[q] = true end
+      -- Tags and metadata, the run's alike, when it has them.
+      local extra = {}
+      if tags ~= '' then extra[#extra + 1], extra[#extra + 2] = 'T', tags end
+      if meta ~= '' then extra[#extra + 1], extra[#extra + 2] = 'M', meta end
       for a = b + 9, last do
         local id = newId()
         -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
         local jk = jkey(id)
         redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[a], 'p', p, 'm', m, 'r', r,
           's', state, 'a', '0', 'f', '0', 'c', NOWS)
-        if tags ~= '' and meta ~= '' then
-          redis.call('HSET', jk, 'T', tags, 'M', meta)
-        elseif tags ~= '' then
-          redis.call('HSET', jk, 'T', tags)
-        elseif meta ~= '' then
-          redis.call('HSET', jk, 'M', meta)
-        end
+        if #extra > 0 then redis.call('HSET', jk, unpack(extra)) end
         plainIndex(q, k, p, r, id, state)
         if ids then ids[j] = id end
         j = j + 1
