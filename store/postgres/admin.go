@@ -154,21 +154,26 @@ func (s *Store) changeOrGet(ctx context.Context, q string, id int64) (*store.Job
 // round trip: a job that exists and was not deleted is running.
 const deleteSQL = `
 WITH deleted AS (DELETE FROM {schema}.jobs WHERE id = $1 AND state <> 'running' RETURNING id)
-SELECT EXISTS (SELECT 1 FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted)`
+SELECT EXISTS (SELECT 1 FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted),
+	EXISTS (SELECT 1 FROM {schema}.job_settling WHERE dep_id = $1)`
 
 // Delete removes a job that is not running. The jobs_deleted trigger cancels what waited for
 // it, at the store's time, which the deleted row does not carry: the batch hands it over in the
-// setting rota.now first, for its implicit transaction only.
+// setting rota.now first, for its implicit transaction only. A job that ended with dependents
+// left parked (its completing Store stopped before settling them) has them settled as it ended.
 func (s *Store) Delete(ctx context.Context, id int64) error {
-	var found, deleted bool
+	var found, deleted, parked bool
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('rota.now', coalesce($1::timestamptz, now())::text, true)`, s.now())
-	b.Queue(s.sql(deleteSQL), id).QueryRow(func(r pgx.Row) error { return r.Scan(&found, &deleted) })
+	b.Queue(s.sql(deleteSQL), id).QueryRow(func(r pgx.Row) error { return r.Scan(&found, &deleted, &parked) })
 	err := s.pool.SendBatch(ctx, b).Close()
 	switch {
 	case err != nil:
 		return fmt.Errorf("postgres: delete %d: %w", id, err)
 	case deleted:
+		if parked {
+			s.afterParked(ctx, "delete")
+		}
 		return nil
 	case found:
 		return fmt.Errorf("postgres: delete %d: %w", id, store.ErrJobRunning)

@@ -209,10 +209,14 @@ rescued AS (
 SELECT ` + jobColumns + ` FROM rescued`
 
 // Rescue ends the attempts of up to limit running jobs whose lease expired, in one transaction:
-// it locks them, decides how each ends (store.RescueState), and ends them.
+// it locks them, decides how each ends (store.RescueState), and ends them. It first settles the
+// dependents a completion parked and did not settle (its Store failed or stopped meanwhile).
 func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
 	if limit <= 0 {
 		return nil, nil
+	}
+	if err := s.settleAll(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: rescue: %w", err)
 	}
 	var jobs []*store.JobRow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -101,10 +101,19 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	}
 	var done []int64
 	var notified int64
-	err := s.queryPinned(ctx, completeSQL, []any{s.now(), ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results},
-		func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
-	if err != nil {
+	var parked bool
+	// One round trip: the pinned plans, the bound on the dependents it resolves, the outcomes,
+	// and whether it left dependents to settle.
+	b := pinnedBatch()
+	b.Queue(budgetSQL, s.cfg.settleBatch)
+	b.Queue(s.sql(completeSQL), s.now(), ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
+		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
+	b.Queue(parkedSQL).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return err
+	}
+	if parked && !s.leaveParked {
+		s.afterParked(ctx, "complete")
 	}
 	pos := make(map[int64]int, n)
 	for k, i := range idx {

@@ -19,6 +19,7 @@ type config struct {
 	autoMigrate    bool
 	notifyInterval time.Duration
 	vacuumDeadMin  int
+	settleBatch    int
 }
 
 // Option configures a Store.
@@ -67,3 +68,15 @@ func WithNotifyInterval(d time.Duration) Option {
 // (VacuumDeadMinDefault unless set; see there). A negative n turns Tidy off, leaving the table
 // to autovacuum alone.
 func WithVacuumDeadMin(n int) Option { return func(c *config) { c.vacuumDeadMin = n } }
+
+// WithSettleBatch sets how many dependency edges a completion resolves (dependents released,
+// counted off or cancelled) in its own transaction; what is left is settled in further
+// transactions, each as bounded, before Complete returns. n <= 0 is SettleBatchDefault.
+func WithSettleBatch(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			n = SettleBatchDefault
+		}
+		c.settleBatch = n
+	}
+}

@@ -135,6 +135,10 @@ type Store struct {
 	// vacuumRefused is set once Tidy found that this role cannot vacuum the jobs table.
 	vacuumRefused atomic.Bool
 
+	// leaveParked, set by tests, makes Complete return without settling what it parked, as a
+	// Store whose process died right after its completion committed.
+	leaveParked bool
+
 	closeOnce sync.Once
 }
 
@@ -183,7 +187,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // New returns a Store on a pool the caller owns and closes after the Store. It does no I/O: it
 // neither checks nor migrates the schema.
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
-	cfg := config{schema: SchemaDefault, logger: slog.Default(), notifyInterval: NotifyIntervalDefault, vacuumDeadMin: VacuumDeadMinDefault}
+	cfg := config{schema: SchemaDefault, logger: slog.Default(), notifyInterval: NotifyIntervalDefault, vacuumDeadMin: VacuumDeadMinDefault,
+		settleBatch: SettleBatchDefault}
 	for _, opt := range opts {
 		opt(&cfg)
 	}

@@ -22,6 +22,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// With a settle batch of two, a completion whose ends have more dependency edges than that (a
+// fan-out's release, a cascade of cancels) parks the rest, and the Store settles it in further
+// transactions before Complete returns: the whole contract holds as when one transaction
+// resolves everything.
+func TestConformanceSettlingInParts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clk clockwork.Clock) store.Store {
+		return open(t, WithClock(clk), WithSettleBatch(2))
+	})
+}
+
 // testURL is the database the tests use: ROTA_TEST_POSTGRES_URL, or the local server that
 // scripts/postgres.sh makes sure of.
 func testURL() string {

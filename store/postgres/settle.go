@@ -1,0 +1,57 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A completion resolves at most a bounded number of its ends' dependency edges in its own
+// transaction (WithSettleBatch): a fan-out of ten thousand steps would otherwise release them
+// all before the completion commits, none claimable meanwhile. What it leaves is parked in
+// job_settling (migration 016) and settled in further transactions, each as bounded, before
+// Complete returns; the first steps run while the rest are released.
+
+// SettleBatchDefault is how many dependency edges one transaction resolves unless
+// WithSettleBatch says otherwise: about 15 ms of the server's time for a fan-out's releases.
+const SettleBatchDefault = 1000
+
+// settleEnds is how many parked ends one settling transaction takes up.
+const settleEnds = 100
+
+// budgetSQL sets how many edges the transaction may resolve (rota.settle_budget, read by
+// resolve_dependents), and parkedSQL reads back whether it parked any.
+const (
+	budgetSQL = `SELECT set_config('rota.settle_budget', $1::integer::text, true)`
+	parkedSQL = `SELECT coalesce(current_setting('rota.parked', true), '') = '1'`
+	settleSQL = `SELECT {schema}.settle_parked($1)`
+)
+
+// settleAll settles parked ends until none is left, each transaction under the pinned plans
+// and the budget.
+func (s *Store) settleAll(ctx context.Context) error {
+	for {
+		var more bool
+		b := pinnedBatch()
+		b.Queue(budgetSQL, s.cfg.settleBatch)
+		b.Queue(s.sql(settleSQL), settleEnds).QueryRow(func(r pgx.Row) error { return r.Scan(&more) })
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("settle parked dependents: %w", err)
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// afterParked settles what a call parked before the call returns, so that its caller sees its
+// dependents resolved, as when one transaction resolved them all. A failure is logged, not
+// returned: the call itself committed, and the leader's rescuer settles what is left (Rescue
+// settles first).
+func (s *Store) afterParked(ctx context.Context, call string) {
+	if err := s.settleAll(ctx); err != nil {
+		s.cfg.logger.Warn("rota: postgres settle failed; the leader's rescuer settles later",
+			"schema", s.cfg.schema, "after", call, "err", err)
+	}
+}

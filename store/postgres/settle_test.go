@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// claimedRoot inserts a root job with n dependents on s and claims the root.
+func claimedRoot(t *testing.T, s *Store, n int) (*store.JobRow, []int64) {
+	t.Helper()
+	root := mustInsert(t, s, job("root"))[0].Job
+	deps := make([]store.InsertParams, n)
+	for i := range deps {
+		deps[i] = job("dep")
+		deps[i].DependsOn = []int64{root.ID}
+	}
+	var ids []int64
+	for _, r := range mustInsert(t, s, deps...) {
+		ids = append(ids, r.Job.ID)
+	}
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	return claimed[0], ids
+}
+
+func countStates(t *testing.T, s *Store, ids []int64) map[store.State]int {
+	t.Helper()
+	n := make(map[store.State]int)
+	for _, id := range ids {
+		n[mustGet(t, s, id).State]++
+	}
+	return n
+}
+
+// count returns the rows of one of the schema's tables.
+func count(t *testing.T, s *Store, table string) int {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(t.Context(), s.sql(`SELECT count(*) FROM {schema}.`+table)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// parkedRelease completes a root with five dependents on a store settling two edges per
+// transaction, as a Store whose process died right after its completion committed: two
+// dependents released, three parked.
+func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
+	t.Helper()
+	s := open(t, WithSettleBatch(2))
+	root, dependents := claimedRoot(t, s, 5)
+	s.leaveParked = true
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	s.leaveParked = false
+	if got := countStates(t, s, dependents)[store.StateAvailable]; got != 2 {
+		t.Fatalf("%d dependents released by the completing transaction, want the batch of 2", got)
+	}
+	if n := count(t, s, "job_settling"); n != 1 {
+		t.Fatalf("%d ends parked, want the root's", n)
+	}
+	return s, root, dependents
+}
+
+// A completion that parks settles the rest before Complete returns: its caller sees every
+// dependent released, over several settling transactions, and nothing is left behind.
+func TestCompleteSettlesWhatItParked(t *testing.T) {
+	s := open(t, WithSettleBatch(2))
+	root, dependents := claimedRoot(t, s, 7)
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
+		t.Fatalf("after Complete: %v, want all %d available", n, len(dependents))
+	}
+	if p, e := count(t, s, "job_settling"), count(t, s, "job_deps"); p != 0 || e != 0 {
+		t.Fatalf("%d parked ends and %d edges left, want none", p, e)
+	}
+}
+
+// What a Store left parked when it died is settled by the leader's rescuer.
+func TestParkedDependentsSettledByRescue(t *testing.T) {
+	s, _, dependents := parkedRelease(t)
+	if _, err := s.Rescue(t.Context(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
+		t.Fatalf("after the rescuer: %v, want all %d available", n, len(dependents))
+	}
+	if p, e := count(t, s, "job_settling"), count(t, s, "job_deps"); p != 0 || e != 0 {
+		t.Fatalf("%d parked ends and %d edges left, want none", p, e)
+	}
+}
+
+// A completed job deleted while its dependents are parked releases them as its completion
+// would have: the delete is not taken for a failed dependency.
+func TestDeleteOfParkedDependencyReleases(t *testing.T) {
+	s, root, dependents := parkedRelease(t)
+	if err := s.Delete(t.Context(), root.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
+		t.Fatalf("after the delete: %v, want all %d available", n, len(dependents))
+	}
+}
+
+// A parked end whose job is made to run again is forgotten: the dependents left wait for the
+// job's next end instead of being settled by the one it had.
+func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
+	s := open(t, WithSettleBatch(2))
+	root, dependents := claimedRoot(t, s, 5)
+	s.leaveParked = true
+	fail := store.AttemptError{Error: "boom"}
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
+		t.Fatal(err)
+	}
+	s.leaveParked = false
+	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
+		t.Fatalf("after the discard: %v, want 2 cancelled and 3 parked pending", n)
+	}
+	if _, err := s.Retry(t.Context(), root.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "job_settling"); n != 0 {
+		t.Fatalf("%d ends parked after the retry, want none", n)
+	}
+	if _, err := s.Rescue(t.Context(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StatePending] != 3 {
+		t.Fatalf("after the retry: %v, want the 3 still waiting", n)
+	}
+	again, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(again) != 1 {
+		t.Fatalf("claim again: %v, %v", again, err)
+	}
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: again[0].Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StateAvailable] != 3 {
+		t.Fatalf("after the second end: %v, want 2 cancelled and 3 released", n)
+	}
+}
