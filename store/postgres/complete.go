@@ -52,6 +52,18 @@ done AS (
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
 
+// resolveEndedSQL resolves the dependents of the jobs $2 that completeSQL ended, in place of
+// the row trigger, which rota.resolving keeps off its rows (selfResolveSQL): what the jobs
+// completeSQL finalized have that the others do not is finalized_at at the store's time of the
+// transaction. A job whose end is resolved already has no edge left, so taking one ended earlier
+// at the same time changes nothing.
+var resolveEndedSQL = `
+SELECT {schema}.resolve_dependents(e.ids, e.states, {now}) FROM (
+	SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states FROM {schema}.jobs
+	WHERE id = ANY ($2::bigint[]) AND has_dependents AND finalized_at = {now}
+		AND state IN ` + finalStatesSQL + `) e
+WHERE e.ids IS NOT NULL`
+
 // durationSQL is the time from attemptedAt to the store's now, in nanoseconds, as an attempt's
 // error records it. Rounding, not truncating, keeps whole microseconds exact through the float.
 func durationSQL(attemptedAt string) string {
@@ -102,12 +114,15 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	var done []int64
 	var notified int64
 	var parked bool
-	// One round trip: the pinned plans, the bound on the dependents it resolves, the outcomes,
-	// and whether it left dependents to settle.
+	// One round trip, one transaction: the pinned plans, the bound on the dependents it
+	// resolves, the outcomes, the resolution of their ends, and whether it left dependents to
+	// settle.
+	now := s.now()
 	b := pinnedBatch()
-	b.Queue(budgetSQL, s.cfg.settleBatch)
-	b.Queue(s.sql(completeSQL), s.now(), ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
+	b.Queue(selfResolveSQL, s.cfg.settleBatch)
+	b.Queue(s.sql(completeSQL), now, ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
 		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
+	b.Queue(s.sql(resolveEndedSQL), now, ids)
 	b.Queue(parkedSQL).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return err

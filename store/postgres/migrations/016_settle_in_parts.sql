@@ -16,6 +16,11 @@
 -- delete trigger fires only for jobs that have not ended). A job made to run again (Retry,
 -- RetryWorkflow) loses its parked entry: its edges left wait for its next end, which resolves
 -- them.
+--
+-- Complete also resolves its ends itself, in one statement after its UPDATE, and tells the row
+-- trigger so through the setting rota.resolving: the trigger called a plpgsql function for
+-- every step a batch completed (the first resolved the statement's ends, the others found
+-- their id in rota.resolved), about 12 µs a step of a fan-in.
 
 CREATE TABLE {schema}.job_settling (
     dep_id bigint PRIMARY KEY,
@@ -207,3 +212,12 @@ CREATE TRIGGER jobs_reopened AFTER UPDATE OF state ON {schema}.jobs FOR EACH ROW
         AND OLD.state IN ('completed', 'cancelled', 'discarded', 'expired')
         AND NEW.state NOT IN ('completed', 'cancelled', 'discarded', 'expired'))
     EXECUTE FUNCTION {schema}.jobs_reopened();
+
+-- jobs_ended stays off the rows of a statement that resolves its ends itself (Complete).
+DROP TRIGGER jobs_ended ON {schema}.jobs;
+CREATE TRIGGER jobs_ended AFTER UPDATE OF state ON {schema}.jobs FOR EACH ROW
+    WHEN (NEW.has_dependents
+        AND NEW.state IN ('completed', 'cancelled', 'discarded', 'expired')
+        AND OLD.state NOT IN ('completed', 'cancelled', 'discarded', 'expired')
+        AND current_setting('rota.resolving', true) IS DISTINCT FROM '1')
+    EXECUTE FUNCTION {schema}.jobs_ended();
