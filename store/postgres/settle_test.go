@@ -146,3 +146,47 @@ func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
 		t.Fatalf("after the second end: %v, want 2 cancelled and 3 released", n)
 	}
 }
+
+// A job made to run again while a settler works on its parked end waits for the settler, then
+// forgets the end the settler parked again: its dependents left wait for its next end.
+func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
+	s := open(t, WithSettleBatch(2))
+	ctx := t.Context()
+	root, dependents := claimedRoot(t, s, 5)
+	s.leaveParked = true
+	fail := store.AttemptError{Error: "boom"}
+	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
+		t.Fatal(err)
+	}
+	// A settler that cancels one more dependent and parks the end again, not committed yet.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, budgetSQL, 1); err != nil {
+		t.Fatal(err)
+	}
+	var more bool
+	if err := tx.QueryRow(ctx, s.sql(settleSQL), settleEnds).Scan(&more); err != nil || !more {
+		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
+	}
+	retried := make(chan error, 1)
+	go func() {
+		_, err := s.Retry(ctx, root.ID)
+		retried <- err
+	}()
+	waitForLockWait(t, s)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-retried; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "job_settling"); n != 0 {
+		t.Fatalf("%d ends parked after the retry, want none", n)
+	}
+	if n := countStates(t, s, dependents); n[store.StateCancelled] != 3 || n[store.StatePending] != 2 {
+		t.Fatalf("after the retry: %v, want 3 cancelled and 2 waiting", n)
+	}
+}

@@ -177,21 +177,29 @@ $$;
 
 -- settle_parked takes up to max_ends parked ends and resolves their edges within the
 -- transaction's budget, parking again what it leaves. It reports whether any end is still
--- parked. Two settlers do not take one end twice: the second waits for the first's delete of
--- the entry, then finds it gone, and sees what the first parked again at its next call.
+-- parked. The ends' jobs are locked first (FOR SHARE): a job made to run again meanwhile either
+-- waits for this transaction, and then its jobs_reopened finds the entry parked again, or made
+-- this one wait, and then its entry is gone; an end whose job no longer ended is not settled
+-- (one deleted is). Two settlers do not take one end twice: the second waits for the first's
+-- delete of the entry, then finds it gone, and sees what the first parked again at its next
+-- call.
 CREATE FUNCTION {schema}.settle_parked(max_ends integer) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
+    picked bigint[];
     r record;
 BEGIN
+    picked := ARRAY(SELECT p.dep_id FROM {schema}.job_settling p ORDER BY p.dep_id LIMIT max_ends);
+    PERFORM 1 FROM {schema}.jobs j WHERE j.id = ANY (picked) ORDER BY j.id FOR SHARE OF j;
     FOR r IN
         WITH taken AS (
-            DELETE FROM {schema}.job_settling s WHERE s.dep_id = ANY (ARRAY(
-                SELECT p.dep_id FROM {schema}.job_settling p ORDER BY p.dep_id LIMIT max_ends))
+            DELETE FROM {schema}.job_settling s WHERE s.dep_id = ANY (picked)
             RETURNING s.dep_id, s.state, s.ended_at
         )
         SELECT t.ended_at, array_agg(t.dep_id ORDER BY t.dep_id) AS ids,
             array_agg(nullif(t.state, '') ORDER BY t.dep_id) AS states
-        FROM taken t GROUP BY t.ended_at ORDER BY t.ended_at
+        FROM taken t LEFT JOIN {schema}.jobs j ON j.id = t.dep_id
+        WHERE j.id IS NULL OR j.state IN ('completed', 'cancelled', 'discarded', 'expired')
+        GROUP BY t.ended_at ORDER BY t.ended_at
     LOOP
         PERFORM {schema}.resolve_dependents(r.ids, r.states, r.ended_at);
     END LOOP;
