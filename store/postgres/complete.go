@@ -52,17 +52,24 @@ done AS (
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
 
-// resolveEndedSQL resolves the dependents of the jobs $2 that completeSQL ended, in place of
-// the row trigger, which rota.resolving keeps off its rows (selfResolveSQL): what the jobs
-// completeSQL finalized have that the others do not is finalized_at at the store's time of the
-// transaction. A job whose end is resolved already has no edge left, so taking one ended earlier
-// at the same time changes nothing.
+// completePrefixSQL starts a completion's transaction: the pinned plans (pinPlanSQL), the bound
+// on the dependency edges it resolves ($1, rota.settle_budget), and rota.resolving, which keeps
+// the row trigger jobs_ended off the rows completeSQL ends: resolveEndedSQL resolves them.
+const completePrefixSQL = pinPlanSQL + `, set_config('rota.settle_budget', $1::integer::text, true),
+	set_config('rota.resolving', '1', true)`
+
+// resolveEndedSQL resolves the dependents of the jobs $2 that completeSQL ended, and reports
+// whether it parked some (rota.parked, set by resolve_dependents). The jobs completeSQL
+// finalized are those of $2 finalized at the store's time of the transaction; a job whose end
+// is resolved already has no edge left, so taking one ended earlier at the same time changes
+// nothing. The count makes the resolution run before the setting is read.
 var resolveEndedSQL = `
-SELECT {schema}.resolve_dependents(e.ids, e.states, {now}) FROM (
-	SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states FROM {schema}.jobs
-	WHERE id = ANY ($2::bigint[]) AND has_dependents AND finalized_at = {now}
-		AND state IN ` + finalStatesSQL + `) e
-WHERE e.ids IS NOT NULL`
+SELECT coalesce(current_setting('rota.parked', true), '') = '1' FROM (
+	SELECT count({schema}.resolve_dependents(e.ids, e.states, {now})) FROM (
+		SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states FROM {schema}.jobs
+		WHERE id = ANY ($2::bigint[]) AND has_dependents AND finalized_at = {now}
+			AND state IN ` + finalStatesSQL + `) e
+	WHERE e.ids IS NOT NULL) r`
 
 // durationSQL is the time from attemptedAt to the store's now, in nanoseconds, as an attempt's
 // error records it. Rounding, not truncating, keeps whole microseconds exact through the float.
@@ -118,12 +125,11 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	// resolves, the outcomes, the resolution of their ends, and whether it left dependents to
 	// settle.
 	now := s.now()
-	b := pinnedBatch()
-	b.Queue(selfResolveSQL, s.cfg.settleBatch)
+	b := &pgx.Batch{}
+	b.Queue(completePrefixSQL, s.cfg.settleBatch)
 	b.Queue(s.sql(completeSQL), now, ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
 		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
-	b.Queue(s.sql(resolveEndedSQL), now, ids)
-	b.Queue(parkedSQL).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
+	b.Queue(s.sql(resolveEndedSQL), now, ids).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}

@@ -21,14 +21,9 @@ const SettleBatchDefault = 1000
 const settleEnds = 100
 
 // budgetSQL sets how many edges the transaction may resolve (rota.settle_budget, read by
-// resolve_dependents), and parkedSQL reads back whether it parked any.
+// resolve_dependents).
 const (
 	budgetSQL = `SELECT set_config('rota.settle_budget', $1::integer::text, true)`
-	// selfResolveSQL is budgetSQL for a statement that resolves its ends itself (endedSQL
-	// after it), with the row trigger kept off its rows.
-	selfResolveSQL = `SELECT set_config('rota.settle_budget', $1::integer::text, true),
-		set_config('rota.resolving', '1', true)`
-	parkedSQL = `SELECT coalesce(current_setting('rota.parked', true), '') = '1'`
 	settleSQL = `SELECT {schema}.settle_parked($1)`
 )
 
