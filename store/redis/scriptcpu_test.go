@@ -17,9 +17,9 @@ const scriptCPUJobs = 20_000
 
 // BenchmarkScriptCPU measures the CPU a private Redis's main thread spends per job in the hot
 // scripts (insert in batches and one at a time, claim, complete, and the release of a root's
-// dependents when it completes, per dependent, and the insert of a fan-out/fan-in workflow in
-// one call, per step, and its run: the release, claims and completions of its steps, which
-// count the final step off), as INFO cpu counts it: CPU
+// dependents when it completes, per dependent, then their claims and completions, and the
+// insert of a fan-out/fan-in workflow in one call, per step, and its run: the release, claims
+// and completions of its steps, which count the final step off), as INFO cpu counts it: CPU
 // time, not the wall time of the calls, so that a busy machine blurs the figures less than
 // end-to-end benchmarks, which is what comparing two builds of the scripts needs:
 //
@@ -46,7 +46,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		}
 		return total
 	}
-	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release", "workflow",
+	phases := []string{"insert100", "insert1", "claim1", "claim100", "complete1", "complete100", "release", "depclaim100", "depcomplete100", "workflow",
 		"wfrelease", "wfclaim100", "wfcomplete100"}
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
@@ -93,6 +93,21 @@ func BenchmarkScriptCPU(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		// runReleased claims the n jobs a release made available and completes them, 100 at a
+		// time, measured as <phase>claim100 and <phase>complete100.
+		runReleased := func(phase string, n int) {
+			claimed = claimed[:0]
+			measure(phase+"claim100", n, func() {
+				for len(claimed) < n {
+					claim(100)
+				}
+			})
+			measure(phase+"complete100", n, func() {
+				for i := 0; i < len(claimed); i += 100 {
+					complete(claimed[i:min(i+100, len(claimed))])
+				}
+			})
+		}
 		measure("claim1", ones, func() {
 			for range ones {
 				claim(1)
@@ -131,10 +146,8 @@ func BenchmarkScriptCPU(b *testing.B) {
 		claimed = claimed[:0]
 		claim(1)
 		measure("release", dependents, func() { complete(claimed) })
-		for claimed = claimed[:0]; len(claimed) < dependents; { // out of the workflow's way
-			claim(1000)
-		}
-		complete(claimed)
+		// The released dependents, outside any workflow and waited for by nothing.
+		runReleased("dep", dependents)
 		wf := make([]store.InsertParams, dependents+2)
 		for j := range wf {
 			wf[j] = store.InsertParams{Kind: "k", Queue: "default", MaxAttempts: 25, Args: []byte(`{}`),
@@ -158,17 +171,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 		claimed = claimed[:0]
 		claim(1)
 		measure("wfrelease", dependents, func() { complete(claimed) })
-		claimed = claimed[:0]
-		measure("wfclaim100", dependents, func() {
-			for len(claimed) < dependents {
-				claim(100)
-			}
-		})
-		measure("wfcomplete100", dependents, func() {
-			for i := 0; i < len(claimed); i += 100 {
-				complete(claimed[i:min(i+100, len(claimed))])
-			}
-		})
+		runReleased("wf", dependents)
 		s.Close()
 	}
 	for _, p := range phases {
