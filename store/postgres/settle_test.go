@@ -46,6 +46,18 @@ func count(t *testing.T, s *Store, table string) int {
 	return n
 }
 
+// allReleased checks that every dependent is available and that nothing is left parked or
+// waiting: no parked end, no edge.
+func allReleased(t *testing.T, s *Store, dependents []int64, when string) {
+	t.Helper()
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
+		t.Fatalf("%s: %v, want all %d available", when, n, len(dependents))
+	}
+	if p, e := count(t, s, "job_settling"), count(t, s, "job_deps"); p != 0 || e != 0 {
+		t.Fatalf("%s: %d parked ends and %d edges left, want none", when, p, e)
+	}
+}
+
 // parkedRelease completes a root with five dependents on a store settling two edges per
 // transaction, as a Store whose process died right after its completion committed: two
 // dependents released, three parked.
@@ -75,12 +87,7 @@ func TestCompleteSettlesWhatItParked(t *testing.T) {
 	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after Complete: %v, want all %d available", n, len(dependents))
-	}
-	if p, e := count(t, s, "job_settling"), count(t, s, "job_deps"); p != 0 || e != 0 {
-		t.Fatalf("%d parked ends and %d edges left, want none", p, e)
-	}
+	allReleased(t, s, dependents, "after Complete")
 }
 
 // What a Store left parked when it died is settled by the leader's rescuer.
@@ -89,12 +96,7 @@ func TestParkedDependentsSettledByRescue(t *testing.T) {
 	if _, err := s.Rescue(t.Context(), 10); err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the rescuer: %v, want all %d available", n, len(dependents))
-	}
-	if p, e := count(t, s, "job_settling"), count(t, s, "job_deps"); p != 0 || e != 0 {
-		t.Fatalf("%d parked ends and %d edges left, want none", p, e)
-	}
+	allReleased(t, s, dependents, "after the rescuer")
 }
 
 // A completed job deleted while its dependents are parked releases them as its completion
@@ -104,9 +106,7 @@ func TestDeleteOfParkedDependencyReleases(t *testing.T) {
 	if err := s.Delete(t.Context(), root.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the delete: %v, want all %d available", n, len(dependents))
-	}
+	allReleased(t, s, dependents, "after the delete")
 }
 
 // A parked end whose job is made to run again is forgotten: the dependents left wait for the
