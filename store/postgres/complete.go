@@ -52,12 +52,6 @@ done AS (
 )
 SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
 
-// completePrefixSQL starts a completion's transaction: the pinned plans (pinPlanSQL), the bound
-// on the dependency edges it resolves ($1, rota.settle_budget), and rota.resolving, which keeps
-// the row trigger jobs_ended off the rows completeSQL ends: resolveEndedSQL resolves them.
-const completePrefixSQL = pinPlanSQL + `, set_config('rota.settle_budget', $1::integer::text, true),
-	set_config('rota.resolving', '1', true)`
-
 // resolveEndedSQL resolves the dependents of the jobs $2 that completeSQL ended, and reports
 // whether it parked some (rota.parked, set by resolve_dependents). The jobs completeSQL
 // finalized are those of $2 finalized at the store's time of the transaction; a job whose end
@@ -126,7 +120,7 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	// settle.
 	now := s.now()
 	b := &pgx.Batch{}
-	b.Queue(completePrefixSQL, s.cfg.settleBatch)
+	b.Queue(resolvePrefixSQL, s.cfg.settleBatch)
 	b.Queue(s.sql(completeSQL), now, ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
 		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
 	b.Queue(s.sql(resolveEndedSQL), now, ids).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })

@@ -20,20 +20,23 @@ const SettleBatchDefault = 1000
 // settleEnds is how many parked ends one settling transaction takes up.
 const settleEnds = 100
 
-// budgetSQL sets how many edges the transaction may resolve (rota.settle_budget, read by
-// resolve_dependents).
-const (
-	budgetSQL = `SELECT set_config('rota.settle_budget', $1::integer::text, true)`
-	settleSQL = `SELECT {schema}.settle_parked($1)`
-)
+// resolvePrefixSQL starts a transaction that resolves dependents itself (a completion, a
+// settling): the pinned plans (pinPlanSQL), the bound on the dependency edges it resolves ($1,
+// rota.settle_budget, read by resolve_dependents), and rota.resolving, which keeps the row
+// trigger jobs_ended off the jobs it ends: the statements that follow resolve them, cascades
+// included.
+const resolvePrefixSQL = pinPlanSQL + `, set_config('rota.settle_budget', $1::integer::text, true),
+	set_config('rota.resolving', '1', true)`
 
-// settleAll settles parked ends until none is left, each transaction under the pinned plans
-// and the budget.
+// settleSQL settles up to $1 parked ends and reports whether any is left.
+const settleSQL = `SELECT {schema}.settle_parked($1)`
+
+// settleAll settles parked ends until none is left, each transaction under resolvePrefixSQL.
 func (s *Store) settleAll(ctx context.Context) error {
 	for {
 		var more bool
-		b := pinnedBatch()
-		b.Queue(budgetSQL, s.cfg.settleBatch)
+		b := &pgx.Batch{}
+		b.Queue(resolvePrefixSQL, s.cfg.settleBatch)
 		b.Queue(s.sql(settleSQL), settleEnds).QueryRow(func(r pgx.Row) error { return r.Scan(&more) })
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("settle parked dependents: %w", err)

@@ -164,7 +164,7 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, budgetSQL, 1); err != nil {
+	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
 		t.Fatal(err)
 	}
 	var more bool

@@ -20,7 +20,8 @@
 -- Complete also resolves its ends itself, in one statement after its UPDATE, and tells the row
 -- trigger so through the setting rota.resolving: the trigger called a plpgsql function for
 -- every step a batch completed (the first resolved the statement's ends, the others found
--- their id in rota.resolved), about 12 µs a step of a fan-in.
+-- their id in rota.resolved), about 12 µs a step of a fan-in. A settling transaction sets it
+-- too: resolve_dependents settles the cascades of the cancels it makes itself.
 
 CREATE TABLE {schema}.job_settling (
     dep_id bigint PRIMARY KEY,
