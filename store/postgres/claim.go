@@ -215,9 +215,7 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 	if limit <= 0 {
 		return nil, nil
 	}
-	if err := s.settleAll(ctx); err != nil {
-		return nil, fmt.Errorf("postgres: rescue: %w", err)
-	}
+	s.afterParked(ctx, "rescue") // a failure is logged: it must not keep lost jobs from rescue
 	var jobs []*store.JobRow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rs, err := tx.Query(ctx, s.sql(lostSQL), s.now(), limit)

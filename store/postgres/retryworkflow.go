@@ -47,7 +47,9 @@ retried AS (
 		finalized_at = NULL, owner = NULL, lease_until = NULL,
 		cancel_requested = false, max_attempts = greatest(max_attempts, attempt + 1),
 		expires_at = CASE WHEN expires_at <= {now} THEN NULL ELSE expires_at END,
-		has_dependents = r.r_awaited,
+		-- A step keeps the edges of its last end that were parked and not settled (see
+		-- migration 016): the dependents they lead to wait for its next end.
+		has_dependents = r.r_awaited OR EXISTS (SELECT 1 FROM {schema}.job_deps d WHERE d.dep_id = jobs.id),
 		unique_states = ` + keepKeyIf("(CASE WHEN r.r_waits > 0 THEN 'pending' ELSE 'available' END)") + `
 	FROM unnest($5::bigint[], $6::integer[], $7::boolean[]) AS r(r_id, r_waits, r_awaited)
 	WHERE jobs.id = r.r_id

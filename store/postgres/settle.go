@@ -25,19 +25,21 @@ const settleEnds = 100
 // rota.settle_budget, read by resolve_dependents), and rota.resolving, which keeps the row
 // trigger jobs_ended off the jobs it ends: the statements that follow resolve them, cascades
 // included.
-const resolvePrefixSQL = pinPlanSQL + `, set_config('rota.settle_budget', $1::integer::text, true),
+const resolvePrefixSQL = pinPlanSQL + `, set_config('rota.settle_budget', $1::bigint::text, true),
 	set_config('rota.resolving', '1', true)`
 
-// settleSQL settles up to $1 parked ends and reports whether any is left.
-const settleSQL = `SELECT {schema}.settle_parked($1)`
+// settleSQL settles up to $2 parked ends at the store's time and reports whether it took some
+// and any is left.
+const settleSQL = `SELECT {schema}.settle_parked($2, {now})`
 
-// settleAll settles parked ends until none is left, each transaction under resolvePrefixSQL.
+// settleAll settles parked ends until none is left or every one left is held by another
+// settler, each transaction under resolvePrefixSQL.
 func (s *Store) settleAll(ctx context.Context) error {
 	for {
 		var more bool
 		b := &pgx.Batch{}
 		b.Queue(resolvePrefixSQL, s.cfg.settleBatch)
-		b.Queue(s.sql(settleSQL), settleEnds).QueryRow(func(r pgx.Row) error { return r.Scan(&more) })
+		b.Queue(s.sql(settleSQL), s.now(), settleEnds).QueryRow(func(r pgx.Row) error { return r.Scan(&more) })
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("settle parked dependents: %w", err)
 		}
@@ -53,7 +55,7 @@ func (s *Store) settleAll(ctx context.Context) error {
 // settles first).
 func (s *Store) afterParked(ctx context.Context, call string) {
 	if err := s.settleAll(ctx); err != nil {
-		s.cfg.logger.Warn("rota: postgres settle failed; the leader's rescuer settles later",
+		s.cfg.logger.Warn("rota: postgres settle failed; the next rescue settles what is left",
 			"schema", s.cfg.schema, "after", call, "err", err)
 	}
 }

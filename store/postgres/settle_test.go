@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -168,7 +170,7 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 		t.Fatal(err)
 	}
 	var more bool
-	if err := tx.QueryRow(ctx, s.sql(settleSQL), settleEnds).Scan(&more); err != nil || !more {
+	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
 		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
 	}
 	retried := make(chan error, 1)
@@ -189,4 +191,86 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 	if n := countStates(t, s, dependents); n[store.StateCancelled] != 3 || n[store.StatePending] != 2 {
 		t.Fatalf("after the retry: %v, want 3 cancelled and 2 waiting", n)
 	}
+}
+
+// A workflow retried while its failed step's end is still parked keeps that step flagged as
+// having dependents, though no retried step waits for it (its dependents run anyway, and none
+// failed): the dependents its parked edges lead to are released by its next end instead of
+// waiting for ever.
+func TestRetryWorkflowKeepsParkedEdges(t *testing.T) {
+	s := open(t, WithSettleBatch(2))
+	ctx := t.Context()
+	ps := make([]store.InsertParams, 6)
+	for i := range ps {
+		ps[i] = job("dep")
+		ps[i].Workflow, ps[i].Step = "wf", "s"+strconv.Itoa(i)
+		if i > 0 {
+			ps[i].DependsOnIndex = []int{0}
+			ps[i].IgnoreFailedDeps = true
+		}
+	}
+	ps[0].Kind = "root"
+	var dependents []int64
+	for _, r := range mustInsert(t, s, ps...)[1:] {
+		dependents = append(dependents, r.Job.ID)
+	}
+	claim := func() *store.JobRow {
+		t.Helper()
+		c, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+		if err != nil || len(c) != 1 {
+			t.Fatalf("claim: %v, %v", c, err)
+		}
+		return c[0]
+	}
+	root := claim()
+	s.leaveParked = true
+	fail := store.AttemptError{Error: "boom"}
+	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
+		t.Fatal(err)
+	}
+	s.leaveParked = false
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
+		t.Fatalf("after the discard: %v, want 2 released and 3 parked pending", n)
+	}
+	if _, err := s.RetryWorkflow(ctx, "wf"); err != nil {
+		t.Fatal(err)
+	}
+	root = claim()
+	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
+		t.Fatalf("after the retried step completed: %v, want all %d available", n, len(dependents))
+	}
+}
+
+// A settler that finds every parked end held by another settler returns at once instead of
+// waiting for it: the other finishes them (or the next rescue does).
+func TestSettlerLeavesEndsHeldByAnother(t *testing.T) {
+	s, _, dependents := parkedRelease(t)
+	ctx := t.Context()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
+		t.Fatal(err)
+	}
+	var more bool
+	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
+		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.settleAll(waitCtx); err != nil {
+		t.Fatalf("a second settler waited for the first: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.settleAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	allReleased(t, s, dependents, "after both settlers")
 }

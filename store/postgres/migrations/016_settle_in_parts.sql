@@ -9,13 +9,13 @@
 --
 -- The bound is the transaction's setting rota.settle_budget: how many edges it may still
 -- resolve (absent: no bound, as before, for every statement but Complete's and the settling's
--- own). A resolution that uses it up records the ends whose edges are left, with the state and
--- time they ended, and sets rota.parked. Edges are deleted as they are counted, so however the
+-- own). A resolution that uses it up records the ends whose edges are left, with the state
+-- they ended in, and sets rota.parked. Edges are deleted as they are counted, so however the
 -- settling is split, a dependent counts each dependency off once. An end that is parked is
--- settled as it ended: a delete of the job afterwards does not change it (its edges stay, the
--- delete trigger fires only for jobs that have not ended). A job made to run again (Retry,
--- RetryWorkflow) loses its parked entry: its edges left wait for its next end, which resolves
--- them.
+-- settled as it ended, at the time it is settled: a delete of the job afterwards does not
+-- change it (its edges stay, the delete trigger fires only for jobs that have not ended). A job
+-- made to run again (Retry, RetryWorkflow) loses its parked entry, and keeps has_dependents
+-- while edges are left: they wait for its next end, which resolves them.
 --
 -- Complete also resolves its ends itself, in one statement after its UPDATE, and tells the row
 -- trigger so through the setting rota.resolving: the trigger called a plpgsql function for
@@ -25,8 +25,7 @@
 
 CREATE TABLE {schema}.job_settling (
     dep_id bigint PRIMARY KEY,
-    state text NOT NULL,
-    ended_at timestamptz NOT NULL
+    state text NOT NULL
 );
 
 CREATE OR REPLACE FUNCTION {schema}.resolve_dependents(ended_ids bigint[], ended_states text[], ended_at timestamptz)
@@ -64,8 +63,8 @@ BEGIN
         IF budget IS NOT NULL AND budget <= 0 THEN
             -- Used up: the ends of this round whose edges are left wait in job_settling (a
             -- deleted job's as ''), and the caller is told to settle them.
-            INSERT INTO {schema}.job_settling (dep_id, state, ended_at)
-            SELECT f.dep, coalesce(f.dep_state, ''), ended_at FROM unnest(frontier, frontier_states) AS f(dep, dep_state)
+            INSERT INTO {schema}.job_settling (dep_id, state)
+            SELECT f.dep, coalesce(f.dep_state, '') FROM unnest(frontier, frontier_states) AS f(dep, dep_state)
             WHERE EXISTS (SELECT 1 FROM {schema}.job_deps d WHERE d.dep_id = f.dep)
             ON CONFLICT (dep_id) DO NOTHING;
             PERFORM set_config('rota.parked', '1', true);
@@ -176,34 +175,39 @@ BEGIN
 END
 $$;
 
--- settle_parked takes up to max_ends parked ends and resolves their edges within the
--- transaction's budget, parking again what it leaves. It reports whether any end is still
--- parked. The ends' jobs are locked first (FOR SHARE): a job made to run again meanwhile either
--- waits for this transaction, and then its jobs_reopened finds the entry parked again, or made
--- this one wait, and then its entry is gone; an end whose job no longer ended is not settled
--- (one deleted is). Two settlers do not take one end twice: the second waits for the first's
--- delete of the entry, then finds it gone, and sees what the first parked again at its next
--- call.
-CREATE FUNCTION {schema}.settle_parked(max_ends integer) RETURNS boolean LANGUAGE plpgsql AS $$
+-- settle_parked takes up to max_ends parked ends that no other settler holds and resolves
+-- their edges within the transaction's budget, at the store's time at (a dependent released now
+-- is scheduled only if its run_at is still ahead now), parking again what it leaves. It reports
+-- whether it took any end and some are still parked: a settler that finds every entry held by
+-- others stops, and those others, or the leader's rescuer, finish. One resolution per
+-- transaction locks its dependents in one id order, as a completion's does.
+-- The ends' jobs are locked first (FOR SHARE): a job made to run again meanwhile either waits
+-- for this transaction, and then its jobs_reopened finds the entry parked again, or made this
+-- one wait, and then its entry is gone; an end whose job no longer ended is not settled (one
+-- deleted is).
+CREATE FUNCTION {schema}.settle_parked(max_ends integer, at timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     picked bigint[];
-    r record;
+    ids bigint[];
+    states text[];
 BEGIN
-    picked := ARRAY(SELECT p.dep_id FROM {schema}.job_settling p ORDER BY p.dep_id LIMIT max_ends);
+    picked := ARRAY(SELECT p.dep_id FROM {schema}.job_settling p ORDER BY p.dep_id LIMIT max_ends
+        FOR UPDATE SKIP LOCKED);
+    IF cardinality(picked) = 0 THEN
+        RETURN false;
+    END IF;
     PERFORM 1 FROM {schema}.jobs j WHERE j.id = ANY (picked) ORDER BY j.id FOR SHARE OF j;
-    FOR r IN
-        WITH taken AS (
-            DELETE FROM {schema}.job_settling s WHERE s.dep_id = ANY (picked)
-            RETURNING s.dep_id, s.state, s.ended_at
-        )
-        SELECT t.ended_at, array_agg(t.dep_id ORDER BY t.dep_id) AS ids,
-            array_agg(nullif(t.state, '') ORDER BY t.dep_id) AS states
-        FROM taken t LEFT JOIN {schema}.jobs j ON j.id = t.dep_id
-        WHERE j.id IS NULL OR j.state IN ('completed', 'cancelled', 'discarded', 'expired')
-        GROUP BY t.ended_at ORDER BY t.ended_at
-    LOOP
-        PERFORM {schema}.resolve_dependents(r.ids, r.states, r.ended_at);
-    END LOOP;
+    WITH taken AS (
+        DELETE FROM {schema}.job_settling s WHERE s.dep_id = ANY (picked)
+        RETURNING s.dep_id, s.state
+    )
+    SELECT array_agg(t.dep_id ORDER BY t.dep_id), array_agg(nullif(t.state, '') ORDER BY t.dep_id)
+    INTO ids, states
+    FROM taken t LEFT JOIN {schema}.jobs j ON j.id = t.dep_id
+    WHERE j.id IS NULL OR j.state IN ('completed', 'cancelled', 'discarded', 'expired');
+    IF ids IS NOT NULL THEN
+        PERFORM {schema}.resolve_dependents(ids, states, at);
+    END IF;
     RETURN EXISTS (SELECT 1 FROM {schema}.job_settling);
 END
 $$;
