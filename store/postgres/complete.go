@@ -48,22 +48,26 @@ done AS (
 		owner = NULL, lease_until = NULL
 	FROM outcome o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = o.was
-	RETURNING jobs.id, jobs.state, jobs.queue
+	RETURNING jobs.id, jobs.state, jobs.queue, jobs.has_dependents
+),
+-- The ends with dependents, for resolveEndedSQL: most batches have none, and then it reads no row.
+ended AS (
+	SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states
+	FROM done WHERE has_dependents AND state IN ` + finalStatesSQL + `
 )
-SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done")
+SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done") + `,
+	(SELECT set_config('rota.ended_ids', coalesce(ids::text, ''), true)
+		|| set_config('rota.ended_states', coalesce(states::text, ''), true) FROM ended)`
 
-// resolveEndedSQL resolves the dependents of the jobs $2 that completeSQL ended, and reports
-// whether it parked some (rota.parked, set by resolve_dependents). The jobs completeSQL
-// finalized are those of $2 finalized at the store's time of the transaction; a job whose end
-// is resolved already has no edge left, so taking one ended earlier at the same time changes
-// nothing. The count makes the resolution run before the setting is read.
+// resolveEndedSQL resolves the dependents of the jobs completeSQL ended that have some, which it
+// handed over in the settings rota.ended_ids and rota.ended_states, and reports whether it
+// parked some (rota.parked, set by resolve_dependents). The count makes the resolution run
+// before the setting is read.
 var resolveEndedSQL = `
 SELECT coalesce(current_setting('rota.parked', true), '') = '1' FROM (
-	SELECT count({schema}.resolve_dependents(e.ids, e.states, {now})) FROM (
-		SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states FROM {schema}.jobs
-		WHERE id = ANY ($2::bigint[]) AND has_dependents AND finalized_at = {now}
-			AND state IN ` + finalStatesSQL + `) e
-	WHERE e.ids IS NOT NULL) r`
+	SELECT count({schema}.resolve_dependents(current_setting('rota.ended_ids')::bigint[],
+		current_setting('rota.ended_states')::text[], {now}))
+	WHERE current_setting('rota.ended_ids', true) <> '') r`
 
 // durationSQL is the time from attemptedAt to the store's now, in nanoseconds, as an attempt's
 // error records it. Rounding, not truncating, keeps whole microseconds exact through the float.
@@ -122,8 +126,8 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	b := &pgx.Batch{}
 	b.Queue(resolvePrefixSQL, s.cfg.settleBatch)
 	b.Queue(s.sql(completeSQL), now, ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
-		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
-	b.Queue(s.sql(resolveEndedSQL), now, ids).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
+		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified, new(string)) })
+	b.Queue(s.sql(resolveEndedSQL), now).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
