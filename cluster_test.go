@@ -94,6 +94,10 @@ func TestClusterWideLimitHoldsAcrossNodes(t *testing.T) {
 			const (
 				limit = 4
 				jobs  = 120
+				// took is each job's work: long enough that, under the race detector on a
+				// busy machine, the nodes' claims overlap up to the limit (at 5 ms a run once
+				// peaked at 3 of 4).
+				took = 20 * time.Millisecond
 			)
 			admin := NewClient(open(t), nil)
 			ctx := context.Background()
@@ -107,7 +111,7 @@ func TestClusterWideLimitHoldsAcrossNodes(t *testing.T) {
 				g.enter()
 				defer g.leave()
 				defer done.Done()
-				time.Sleep(5 * time.Millisecond) // the job's work: long enough for overlaps to show
+				time.Sleep(took)
 				return nil
 			}
 			for _, id := range []string{"a", "b", "c"} {
@@ -134,8 +138,8 @@ func TestClusterWideLimitHoldsAcrossNodes(t *testing.T) {
 			} else if peak < limit {
 				t.Fatalf("peak concurrency %d never reached the limit %d: the limit starves the cluster", peak, limit)
 			}
-			t.Logf("%d jobs of 5 ms under a limit of %d: %.0f jobs/s (the limit allows at most %.0f)",
-				jobs, limit, float64(jobs)/elapsed.Seconds(), limit/0.005)
+			t.Logf("%d jobs of %v under a limit of %d: %.0f jobs/s (the limit allows at most %.0f)",
+				jobs, took, limit, float64(jobs)/elapsed.Seconds(), limit/took.Seconds())
 		})
 	}
 }
