@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -149,6 +151,26 @@ func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
 	}
 }
 
+// openSettler starts a settler's transaction that settles one edge of the parked end and parks
+// it again, and leaves it open (rolled back when the test ends unless committed).
+func openSettler(t *testing.T, s *Store) pgx.Tx {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
+		t.Fatal(err)
+	}
+	var more bool
+	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
+		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
+	}
+	return tx
+}
+
 // A job made to run again while a settler works on its parked end waits for the settler, then
 // forgets the end the settler parked again: its dependents left wait for its next end.
 func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
@@ -160,19 +182,7 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
 		t.Fatal(err)
 	}
-	// A settler that cancels one more dependent and parks the end again, not committed yet.
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
-		t.Fatal(err)
-	}
-	var more bool
-	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
-		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
-	}
+	tx := openSettler(t, s)
 	retried := make(chan error, 1)
 	go func() {
 		_, err := s.Retry(ctx, root.ID)
@@ -249,18 +259,7 @@ func TestRetryWorkflowKeepsParkedEdges(t *testing.T) {
 func TestSettlerLeavesEndsHeldByAnother(t *testing.T) {
 	s, _, dependents := parkedRelease(t)
 	ctx := t.Context()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
-		t.Fatal(err)
-	}
-	var more bool
-	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
-		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
-	}
+	tx := openSettler(t, s)
 	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := s.settleAll(waitCtx); err != nil {
