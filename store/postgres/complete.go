@@ -50,14 +50,14 @@ done AS (
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = o.was
 	RETURNING jobs.id, jobs.state, jobs.queue, jobs.has_dependents
 ),
--- The ends with dependents, for resolveEndedSQL: most batches have none, and then it reads no row.
+-- The ends with dependents, handed to resolveEndedSQL in settings: most batches have none, and
+-- then it reads no row.
 ended AS (
-	SELECT array_agg(id ORDER BY id) AS ids, array_agg(state ORDER BY id) AS states
+	SELECT set_config('rota.ended_ids', coalesce((array_agg(id ORDER BY id))::text, ''), true),
+		set_config('rota.ended_states', coalesce((array_agg(state ORDER BY id))::text, ''), true)
 	FROM done WHERE has_dependents AND state IN ` + finalStatesSQL + `
 )
-SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done") + `,
-	(SELECT set_config('rota.ended_ids', coalesce(ids::text, ''), true)
-		|| set_config('rota.ended_states', coalesce(states::text, ''), true) FROM ended)`
+SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done") + ` FROM ended`
 
 // resolveEndedSQL resolves the dependents of the jobs completeSQL ended that have some, which it
 // handed over in the settings rota.ended_ids and rota.ended_states, and reports whether it
@@ -126,7 +126,7 @@ func (s *Store) complete(ctx context.Context, outcomes []store.Outcome, idx []in
 	b := &pgx.Batch{}
 	b.Queue(resolvePrefixSQL, s.cfg.settleBatch)
 	b.Queue(s.sql(completeSQL), now, ids, fences, states, cancelStates, runAts, dueNow, refunds, errs, results).
-		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified, new(string)) })
+		Query(func(rs pgx.Rows) error { return scanOne(rs, &done, &notified) })
 	b.Queue(s.sql(resolveEndedSQL), now).QueryRow(func(r pgx.Row) error { return r.Scan(&parked) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return err

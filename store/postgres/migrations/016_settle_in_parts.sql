@@ -144,37 +144,6 @@ BEGIN
 END
 $$;
 
--- The later calls of a statement's trigger return for a job whose end is parked, as for one
--- whose end the first call resolved.
-CREATE OR REPLACE FUNCTION {schema}.jobs_ended() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    ids bigint[];
-    states text[];
-    resolved text;
-BEGIN
-    IF pg_trigger_depth() > 1 THEN
-        RETURN NULL;
-    END IF;
-    resolved := current_setting('rota.resolved', true);
-    IF starts_with(resolved, TG_RELID::text || ':') AND strpos(resolved, ',' || NEW.id || ',') > 0 THEN
-        RETURN NULL;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM {schema}.job_deps WHERE dep_id = NEW.id)
-        OR EXISTS (SELECT 1 FROM {schema}.job_settling WHERE dep_id = NEW.id) THEN
-        RETURN NULL;
-    END IF;
-    SELECT array_agg(j.id ORDER BY j.id), array_agg(j.state ORDER BY j.id) INTO ids, states
-    FROM {schema}.jobs j
-    WHERE j.finalized_at = NEW.finalized_at AND j.has_dependents
-        AND j.state IN ('completed', 'cancelled', 'discarded', 'expired');
-    IF cardinality(ids) <= 1000 THEN
-        PERFORM set_config('rota.resolved', TG_RELID::text || ':,' || array_to_string(ids, ',') || ',', true);
-    END IF;
-    PERFORM {schema}.resolve_dependents(ids, states, NEW.finalized_at);
-    RETURN NULL;
-END
-$$;
-
 -- settle_parked takes up to max_ends parked ends that no other settler holds and resolves
 -- their edges within the transaction's budget, at the store's time at (a dependent released now
 -- is scheduled only if its run_at is still ahead now), parking again what it leaves. It reports
@@ -226,7 +195,8 @@ CREATE TRIGGER jobs_reopened AFTER UPDATE OF state ON {schema}.jobs FOR EACH ROW
         AND NEW.state NOT IN ('completed', 'cancelled', 'discarded', 'expired'))
     EXECUTE FUNCTION {schema}.jobs_reopened();
 
--- jobs_ended stays off the rows of a statement that resolves its ends itself (Complete).
+-- jobs_ended stays off the rows of a transaction that resolves its ends itself (a completion,
+-- a settling): only transactions without a budget use it, and they never park an end.
 DROP TRIGGER jobs_ended ON {schema}.jobs;
 CREATE TRIGGER jobs_ended AFTER UPDATE OF state ON {schema}.jobs FOR EACH ROW
     WHEN (NEW.has_dependents
