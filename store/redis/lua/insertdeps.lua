@@ -43,22 +43,14 @@ local function readDeps(full, at)
   return deps
 end
 
--- FLAGGED and PLACED are what this call has written once already and need not write again: the
--- dependencies flagged dp, the workflows in wfs. A fan-out's thousands of steps all wait for one
--- job, and all are in one workflow. insertJobs starts them empty: the library's state outlives
--- a call.
-local FLAGGED, PLACED = {}, {}
-local function flagDependency(d)
-  if not FLAGGED[d] then
-    FLAGGED[d] = true
-    redis.call('HSET', jkey(d), 'dp', '1')
-  end
-end
+-- PLACED is the workflows this call has put in wfs already: a fan-out's thousands of steps are
+-- all in one workflow. insertJobs starts it empty: the library's state outlives a call.
+local PLACED = {}
 
 -- waitOn gives new job h (fields not yet written) its dependencies, ids resolving the call's
 -- earlier jobs by index, and returns its state: cancelled when one has already failed and h does
--- not ignore failures, pending with edges (dep:<id>, a set of dependents, flagged dp on the
--- dependency) to those that have not ended, else runnable (state).
+-- not ignore failures, pending with edges (addEdge) to those that have not ended, else runnable
+-- (state).
 local function waitOn(h, x, ids, state)
   local list, seen = {}, {}
   local function add(d)
@@ -83,10 +75,7 @@ local function waitOn(h, x, ids, state)
     end
   end
   if #wait == 0 then return state end
-  for _, d in ipairs(wait) do
-    redis.call('SADD', P .. 'dep:' .. d, h.i)
-    flagDependency(d)
-  end
+  for _, d in ipairs(wait) do addEdge(d, h.i) end
   h.dn = fmt(#wait)
   return 'pending'
 end
@@ -105,8 +94,7 @@ local function join(of, d, s, dup)
     deps = v[2] .. ',' .. d
   end
   if not FINAL[s] then
-    redis.call('SADD', P .. 'dep:' .. d, of)
-    flagDependency(d)
+    addEdge(d, of)
     redis.call('HSET', k, 'D', deps)
     redis.call('HINCRBY', k, 'dn', 1)
   elseif s == 'completed' or v[3] then

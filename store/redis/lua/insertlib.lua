@@ -55,7 +55,7 @@ local function insertJobs(base, n)
     nextId = nextId + 1
     return fmt(nextId - 1)
   end
-  byQueue, FLAGGED, PLACED = {}, {}, {}
+  byQueue, PLACED = {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
   -- The whole jobs' positions first: their dependency fields are checked before any write.
   local full, b, j = {}, base, 0
@@ -104,7 +104,10 @@ local function insertJobs(base, n)
           's', state, 'a', '0', 'f', '0', 'c', NOWS)
         if #extra > 0 then redis.call('HSET', jk, unpack(extra)) end
         plainIndex(q, k, p, r, id, state)
-        if ids then ids[j] = id end
+        if ids then
+          ids[j] = id
+          EDGES[id] = false -- new: no dependents to read (addEdge)
+        end
         j = j + 1
       end
       b = last + 1
@@ -160,6 +163,7 @@ local function insertJobs(base, n)
           h.s = state
         end
         hsetAll(jkey(id), h)
+        EDGES[id] = false
         index(h)
         if not known[h.q] then
           known[h.q] = true

@@ -4,8 +4,9 @@
 local v = redis.call('HGET', KEYS[1], 'version')
 if v then
   if tonumber(v) > tonumber(ARGV[3]) then return redis.error_reply('ROTA TOONEW ' .. v) end
-  -- 1 → 2 added dependencies: fields and keys a version 1 namespace simply has none of. The
-  -- version moves so that builds that do not settle dependents refuse the namespace.
+  -- 1 → 2 added dependencies: fields and keys a version 1 namespace simply has none of. 2 → 3
+  -- reads what 2 wrote (a set's flag) and writes what 2 misreads (one dependent inline). The
+  -- version moves so that older builds refuse the namespace.
   if tonumber(v) < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], 'version', ARGV[3]) end
   return 'OK'
 end

@@ -9,7 +9,7 @@
 -- Numbers are never concatenated raw into keys or values: Lua numbers are doubles and tostring
 -- rounds them to 14 digits, so every number written goes through fmt.
 local KEYS, ARGV, P, NOW, NOWS
-local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ, PARKED
+local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ, PARKED, EDGES
 local function fmt(n) return string.format('%d', n) end
 local function begin(keys, args)
   KEYS, ARGV, P = keys, args, args[1]
@@ -24,6 +24,7 @@ local function begin(keys, args)
   DEFER, IXPEND, IXLAST = false, {}, {}
   WFD, WFDROP = {}, {}
   PARKED = false
+  EDGES = {}
 end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
@@ -286,7 +287,7 @@ local function move(h, to, fields)
   index(h)
   if FINAL[to] then
     FINALS[#FINALS + 1] = h.i
-    if h.dp then DEPQ[#DEPQ + 1] = {i = h.i, s = to} end
+    if h.dp then DEPQ[#DEPQ + 1] = {i = h.i, s = to, dp = h.dp} end
   end
 end
 
@@ -307,7 +308,7 @@ local function drop(h)
         st = parked ~= '' and parked
       end
     end
-    DEPQ[#DEPQ + 1] = {i = h.i, s = st}
+    DEPQ[#DEPQ + 1] = {i = h.i, s = st, dp = h.dp, gone = true}
   end
   if h.W then
     wfDelta(h.W, h.s, nil)
@@ -417,12 +418,70 @@ local function flushReleased()
   RELQ = {}
 end
 
+-- A job's dependents are its edges: with one dependent, that dependent's id in its dp field,
+-- '=' before it (a fan-in's steps each have one, and taking it out of the hash it is read with
+-- costs less than a set of one: SPOP was a fifth of a step's completion); with more, the set
+-- dep:<id>, and dp '1'. An edge is taken out as it is counted, however the settling is split:
+-- the set's by SPOP, the inline one by writing dp '1' (the set, empty); dp is never removed, so
+-- a later end finds no edge left.
+-- addEdge makes job x a dependent of job d. EDGES keeps what this call wrote to dp.
+local function addEdge(d, x)
+  local dp = EDGES[d]
+  if dp == nil then dp = redis.call('HGET', jkey(d), 'dp') or false end
+  if not dp then
+    dp = '=' .. x
+    redis.call('HSET', jkey(d), 'dp', dp)
+  elseif dp == '1' then
+    redis.call('SADD', P .. 'dep:' .. d, x)
+  else
+    redis.call('SADD', P .. 'dep:' .. d, string.sub(dp, 2), x)
+    dp = '1'
+    redis.call('HSET', jkey(d), 'dp', dp)
+  end
+  EDGES[d] = dp
+end
+-- inlineEdge is the dependent a dp value names, or nil when it is the set's flag.
+local function inlineEdge(dp)
+  if string.byte(dp) == 61 then return string.sub(dp, 2) end
+end
+
 -- park leaves the rest of an end's dependents to the settle script: the end is kept in the
 -- settling hash (id -> end state, '' for a delete), its dependents not yet settled stay in its
--- dep set.
+-- dep set or dp.
 local function park(e)
   redis.call('HSET', P .. 'settling', e.i, e.s or '')
   PARKED = true
+end
+
+-- takeEdges takes out of end e's edges at most budget dependents and returns them, parking the
+-- end when some are left. e.dp is its dp when the caller read it (nil: read here, as for a
+-- parked end); e.taken says the caller already took its inline edge (complete's own write), and
+-- e.gone that its hash was deleted with it.
+local function takeEdges(e, budget)
+  local dp = e.dp
+  if dp == nil then dp = redis.call('HGET', jkey(e.i), 'dp') or '1' end
+  local one = inlineEdge(dp)
+  if one then
+    -- Taken by the caller, or in a hash just deleted (nothing would keep it for later), it is
+    -- settled now, whatever the budget: at most one dependent per job the call ended or dropped.
+    if not (e.taken or e.gone) then
+      if budget <= 0 then
+        park(e)
+        return {}
+      end
+      redis.call('HSET', jkey(e.i), 'dp', '1')
+    end
+    EDGES[e.i] = nil
+    return {one}
+  end
+  if budget <= 0 then
+    park(e)
+    return {}
+  end
+  local key = P .. 'dep:' .. e.i
+  local ids = redis.call('SPOP', key, budget)
+  if #ids == budget and redis.call('EXISTS', key) == 1 then park(e) end
+  return ids
 end
 
 -- settleDeps resolves the dependents of every job in DEPQ: completions (or any ends, for a
@@ -433,8 +492,8 @@ end
 -- recursion. One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten
 -- thousand steps does not hold Redis for the whole of its release: the rest is parked (park)
 -- and the Store runs the settle script until none is left, other clients' commands running
--- between. Each edge is taken out of its set (SPOP) as it is counted, so a dependent is counted
--- off once per dependency however the settling is split.
+-- between. Each edge is taken out as it is counted (takeEdges), so a dependent is counted off
+-- once per dependency however the settling is split.
 -- A round gathers the edges of the ends queued so far per dependent, so that a fan-in's step,
 -- which a batch of completions all counted off, is read and written once per round; a count
 -- that stays above zero is all that is written. The flag dp stays (a later end finds the set
@@ -451,15 +510,8 @@ local function settleDeps()
     while n <= last do
       local e = DEPQ[n]
       n = n + 1
-      local ids = {}
-      if budget > 0 then
-        local key = P .. 'dep:' .. e.i
-        ids = redis.call('SPOP', key, budget)
-        budget = budget - #ids
-        if budget == 0 and redis.call('EXISTS', key) == 1 then park(e) end
-      else
-        park(e)
-      end
+      local ids = takeEdges(e, budget)
+      budget = budget - #ids
       for _, id in ipairs(ids) do
         local d = ended[id]
         if not d then

@@ -1,6 +1,6 @@
 -- prune: ARGV[4] before µs, [5] limit, [6] number of states, then the states. Deletes up to
--- limit final jobs finalized before `before`, oldest first across the states, and forgets
--- queues left without jobs.
+-- limit final jobs finalized before `before`, oldest first across the states (then by id), and
+-- forgets queues left without jobs.
 checkMeta()
 local before, limit = ARGV[4], tonumber(ARGV[5])
 local cands, seen = {}, {}
@@ -12,7 +12,10 @@ for i = 1, tonumber(ARGV[6]) do
     for j = 1, #r, 2 do cands[#cands + 1] = {id = r[j], at = tonumber(r[j + 1])} end
   end
 end
-table.sort(cands, function(a, b) return a.at < b.at end)
+table.sort(cands, function(a, b)
+  if a.at ~= b.at then return a.at < b.at end
+  return tonumber(a.id) < tonumber(b.id)
+end)
 local n, queues = 0, {}
 for i = 1, math.min(limit, #cands) do
   local h = load(cands[i].id)

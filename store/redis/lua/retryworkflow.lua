@@ -62,8 +62,7 @@ for _, id in ipairs(failed) do
       local s = state[d]
       if again[d] or (s and not FINAL[s]) then
         wait = wait + 1
-        redis.call('SADD', P .. 'dep:' .. d, id)
-        redis.call('HSET', jkey(d), 'dp', '1')
+        addEdge(d, id)
       end
     end
     local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}

@@ -1,0 +1,121 @@
+package redis
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/rotahq/rota/store"
+)
+
+// dpField is a job's dp field: its one dependent after '=', "1" for a set, empty for none.
+func dpField(t *testing.T, s *Store, id int64) string {
+	t.Helper()
+	v, err := s.rdb.HGet(t.Context(), s.prefix+"j:"+strconv.FormatInt(id, 10), "dp").Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A job's one dependent is kept in its hash, not in a set; a second turns both into the set,
+// and the completion releases both and leaves no edge.
+func TestOneDependentIsInline(t *testing.T) {
+	s := open(t)
+	root, first := claimedRoot(t, s, 1)
+	if got, want := dpField(t, s, root.ID), "="+strconv.FormatInt(first[0].ID, 10); got != want {
+		t.Fatalf("dp = %q with one dependent, want %q", got, want)
+	}
+	if keys := depKeys(t, s); len(keys) != 0 {
+		t.Fatalf("a set for one dependent: %v", keys)
+	}
+	second := job("dep")
+	second.DependsOn = []int64{root.ID}
+	dependents := append(first, insertAll(t, s, second)...)
+	if got := dpField(t, s, root.ID); got != "1" {
+		t.Fatalf("dp = %q with two dependents, want the set's flag", got)
+	}
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 {
+		t.Fatalf("after the completion: %v, want both available", n)
+	}
+	if keys := depKeys(t, s); len(keys) != 0 {
+		t.Fatalf("edges left: %v", keys)
+	}
+}
+
+// twoParkedEnds completes, in one script call settling one dependent, job a (two dependents)
+// then job b (one): a's first dependent is released, the rest parked, b's edge still in its hash.
+func twoParkedEnds(t *testing.T) (s *Store, roots, dependents []*store.JobRow) {
+	t.Helper()
+	s = open(t, WithSettleBatch(1))
+	a := job("a")
+	b := job("b")
+	b.UniqueKey = "b" // completed through move(), which leaves the edge to the settling
+	roots = insertAll(t, s, a, b)
+	deps := make([]store.InsertParams, 3)
+	for i := range deps {
+		deps[i] = job("dep")
+		deps[i].DependsOn = []int64{roots[i/2].ID}
+	}
+	dependents = insertAll(t, s, deps...)
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	out := []store.Outcome{
+		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
+		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
+	}
+	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, parked := unwrapParked(v); !parked {
+		t.Fatal("nothing parked with a budget of one")
+	}
+	if got, want := dpField(t, s, roots[1].ID), "="+strconv.FormatInt(dependents[2].ID, 10); got != want {
+		t.Fatalf("b's dp = %q while parked, want %q", got, want)
+	}
+	if got := get(t, s, dependents[2].ID).State; got != store.StatePending {
+		t.Fatalf("b's dependent is %s while parked, want pending", got)
+	}
+	return s, roots, dependents
+}
+
+// An end whose one dependent finds the call's settling budget spent parks it like a set's; the
+// settling takes it out of the hash once.
+func TestInlineDependentParked(t *testing.T) {
+	s, roots, dependents := twoParkedEnds(t)
+	if _, err := s.Rescue(t.Context(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != 3 {
+		t.Fatalf("after the settling: %v, want all 3 available", n)
+	}
+	if got := dpField(t, s, roots[1].ID); got != "1" {
+		t.Fatalf("b's dp = %q once settled, want the edge taken", got)
+	}
+	if n, err := s.rdb.HLen(t.Context(), s.prefix+"settling").Result(); err != nil || n != 0 {
+		t.Fatalf("settling holds %d ends (%v), want none", n, err)
+	}
+}
+
+// A parked end deleted after a call's budget is spent still settles its one dependent: the
+// edge goes with its hash, so nothing could settle it later.
+func TestInlineDependentOfDroppedEnd(t *testing.T) {
+	s, _, dependents := twoParkedEnds(t)
+	// Prune drops a, whose set takes the budget of one, then b.
+	n, err := s.Prune(t.Context(), store.PruneParams{Before: time.Now().Add(time.Hour), States: []store.State{store.StateCompleted}, Limit: 10})
+	if err != nil || n != 2 {
+		t.Fatalf("prune: %d, %v; want both ends dropped", n, err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != 3 {
+		t.Fatalf("after the prune: %v, want all 3 available", n)
+	}
+}
