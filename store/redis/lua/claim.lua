@@ -129,7 +129,8 @@ while budget > 0 do
   end
   if not best then break end
   bit.pos = bit.pos + 1
-  local id = fmt(tonumber(string.sub(best, 17)))
+  -- The member's id part without its zeros: one pattern match, not a round trip through a number.
+  local id = string.match(best, '^0*(%d+)', 17)
   -- The job is read whole, once: the fields the claim decides by are picked out of it here,
   -- and the same reply, with what the claim writes appended, is the row it hands back (a second
   -- read per job cost more than the picking).

@@ -506,32 +506,34 @@ local function settleDeps()
   local n = 1
   while n <= #DEPQ do
     local last = #DEPQ
-    local order, ended = {}, {}
+    -- Per dependent: how many of its edges ended, and the first end that failed (a sparse
+    -- table: few dependents have one).
+    local order, count, failed = {}, {}, {}
     while n <= last do
       local e = DEPQ[n]
       n = n + 1
       local ids = takeEdges(e, budget)
       budget = budget - #ids
+      local ok = e.s == 'completed'
       for _, id in ipairs(ids) do
-        local d = ended[id]
-        if not d then
-          d = {n = 0}
-          ended[id] = d
+        local c = count[id]
+        if not c then
+          c = 0
           order[#order + 1] = id
         end
-        d.n = d.n + 1
-        if e.s ~= 'completed' and not d.failed then d.failed = e end
+        count[id] = c + 1
+        if not ok and not failed[id] then failed[id] = e end
       end
     end
     for _, id in ipairs(order) do
-      local d = ended[id]
+      local c, f = count[id], failed[id]
       local v = loadDep(id)
       if v[D_STATE] == 'pending' then
-        if d.failed and not v[D_IGNORES] then
+        if f and not v[D_IGNORES] then
           local h = load(id)
-          move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(d.failed.i, d.failed.s), '')})
-        elseif tonumber(v[D_WAITS] or '1') > d.n then
-          redis.call('HINCRBY', jkey(id), 'dn', -d.n)
+          move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(f.i, f.s), '')})
+        elseif tonumber(v[D_WAITS] or '1') > c then
+          redis.call('HINCRBY', jkey(id), 'dn', -c)
         elseif not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and tonumber(v[D_RUNAT]) <= NOW then
           releasePlain(v)
         else
