@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -77,4 +78,88 @@ func ratio(x float64) string {
 // which a -sweep varies.
 func resultKey(system string, r bench.Result) string {
 	return fmt.Sprintf("%s/%s/%d", system, r.Workload, r.Workers)
+}
+
+// writeMedians prints, for each system and workload of the first round, the median over the
+// rounds of its figures and of its ratio to rota (each round's own ratio, as writeComparison
+// computes it), with the ratios' range: on a shared machine whose speed drifts from minute to
+// minute, a ratio measured side by side round after round says more than any single figure.
+func writeMedians(w io.Writer, rounds [][]bench.Result) error {
+	targets := allTargets(stores{})
+	fmt.Fprintln(w, "Each figure is the median over the rounds of the runs that finished; each ratio the median of the rounds' own ratios, and their range.")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tworkload\truns\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trange\trota/peer cpu/job\trota/peer p99\t")
+	for _, first := range rounds[0] {
+		key := resultKey(first.System, first)
+		var rates, cpus, p50s, p99s, rRates, rCPUs, rP99s []float64
+		base := ""
+		for _, rr := range rounds {
+			byKey := map[string]bench.Result{}
+			for _, r := range rr {
+				byKey[resultKey(r.System, r)] = r
+			}
+			r, ok := byKey[key]
+			if !ok || r.Err != "" {
+				continue
+			}
+			rates = append(rates, r.JobsPerSec)
+			cpus = append(cpus, float64(r.CPUPerJob))
+			if r.Latency != nil {
+				p50s = append(p50s, float64(r.Latency.P50))
+				p99s = append(p99s, float64(r.Latency.P99))
+			}
+			for _, b := range targets[r.System].baselines {
+				br, ok := byKey[resultKey(b, r)]
+				if !ok || br.Err != "" {
+					continue
+				}
+				base = b
+				if r.JobsPerSec > 0 {
+					rRates = append(rRates, br.JobsPerSec/r.JobsPerSec)
+				}
+				if br.CPUPerJob > 0 && r.CPUPerJob > 0 {
+					rCPUs = append(rCPUs, float64(br.CPUPerJob)/float64(r.CPUPerJob))
+				}
+				if br.Latency != nil && r.Latency != nil && r.Latency.P99 > 0 {
+					rP99s = append(rP99s, float64(br.Latency.P99)/float64(r.Latency.P99))
+				}
+				break
+			}
+		}
+		if len(rates) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t0\tfailed\t\t\t\t \t\t\t\t\t\n", first.System, first.Label())
+			continue
+		}
+		p50, p99 := "-", "-"
+		if len(p99s) > 0 {
+			p50 = bench.FormatDuration(time.Duration(median(p50s)))
+			p99 = bench.FormatDuration(time.Duration(median(p99s)))
+		}
+		row := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t ", first.System, first.Label(), len(rates),
+			bench.FormatRate(median(rates)), bench.FormatCPU(time.Duration(median(cpus))), p50, p99)
+		if len(rRates) == 0 {
+			fmt.Fprintln(tw, row+"\t\t\t\t\t")
+			continue
+		}
+		rCPU, rP99 := "-", "-"
+		if len(rCPUs) > 0 {
+			rCPU = ratio(median(rCPUs))
+		}
+		if len(rP99s) > 0 {
+			rP99 = ratio(median(rP99s))
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s–%s\t%s\t%s\t\n", row, base, ratio(median(rRates)),
+			ratio(slices.Min(rRates)), ratio(slices.Max(rRates)), rCPU, rP99)
+	}
+	return tw.Flush()
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even count).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -67,6 +67,7 @@ func main() {
 		jsonOut   = flag.Bool("json", false, "print the results as JSON instead of tables")
 		plotDir   = flag.String("plot", "", "write SVG plots of the results into this directory: drain-workers.svg (with -sweep), start-latency.svg (latency)")
 		sweep     = flag.String("sweep", "", "comma-separated worker counts: run the drain once per count (River's benchmark settings then use the count too)")
+		rounds    = flag.Int("rounds", 1, "run everything this many times, in turn, and end with each figure's median and each ratio's median and range over the rounds")
 	)
 	flag.Parse()
 
@@ -86,9 +87,6 @@ func main() {
 		}
 		run = append(run, t)
 	}
-	// Workload by workload, every system in turn: the figures compared with each other are
-	// measured minutes apart at most, so a change in the machine's other load (it is shared)
-	// skews a ratio less than if each system ran all its workloads at once.
 	counts := []int{*workers}
 	if *sweep != "" {
 		var err error
@@ -97,14 +95,76 @@ func main() {
 		}
 		riverSweep = true
 	}
+	if *rounds < 1 {
+		fatal(fmt.Errorf("-rounds %d: want at least 1", *rounds))
+	}
 	var results []bench.Result
+	var byRound [][]bench.Result
+	for round := range *rounds {
+		if ctx.Err() != nil {
+			break
+		}
+		if *rounds > 1 {
+			fmt.Fprintf(os.Stderr, "%s round %d of %d\n", time.Now().Format("15:04:05"), round+1, *rounds)
+		}
+		first := len(results)
+		results = runRound(ctx, ws, run, *workers, counts, results, func(w bench.Workload, n int) bench.Config {
+			cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: n, Rate: *rate, Duration: *duration,
+				Queued: *queued, Retained: *retained}
+			cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
+			return cfg
+		})
+		byRound = append(byRound, results[first:])
+	}
+	if *plotDir != "" {
+		written, err := writePlots(*plotDir, results)
+		for _, name := range written {
+			fmt.Fprintln(os.Stderr, "wrote", name)
+		}
+		if err != nil {
+			fatal(fmt.Errorf("plot: %w", err))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s done                             load %s\n", time.Now().Format("15:04:05"), loadAvg())
+	if *jsonOut {
+		if err := bench.WriteJSON(os.Stdout, results); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	for i, rr := range byRound {
+		if len(byRound) > 1 {
+			fmt.Printf("\nround %d of %d\n", i+1, len(byRound))
+		}
+		fmt.Println()
+		if err := bench.WriteTable(os.Stdout, rr); err != nil {
+			fatal(err)
+		}
+		fmt.Println()
+		if err := writeComparison(os.Stdout, rr); err != nil {
+			fatal(err)
+		}
+	}
+	if len(byRound) > 1 {
+		fmt.Printf("\nmedians over %d rounds\n\n", len(byRound))
+		if err := writeMedians(os.Stdout, byRound); err != nil {
+			fatal(err)
+		}
+	}
+}
+
+// runRound runs every workload on every system once, appending the results to results.
+// Workload by workload, every system in turn: the figures compared with each other are measured
+// minutes apart at most, so a change in the machine's other load (it is shared) skews a ratio
+// less than if each system ran all its workloads at once.
+func runRound(ctx context.Context, ws []bench.Workload, run []target, workers int, counts []int, results []bench.Result, config func(bench.Workload, int) bench.Config) []bench.Result {
 	for _, w := range ws {
 		for _, t := range run {
 			if t.workOnly && (w == bench.InsertMany || w == bench.InsertOne) || t.noBatch && w == bench.InsertMany ||
 				t.drainOnly && w != bench.Drain {
 				continue
 			}
-			runs := []int{*workers}
+			runs := []int{workers}
 			if w == bench.Drain {
 				runs = counts
 			}
@@ -112,9 +172,7 @@ func main() {
 				if ctx.Err() != nil {
 					break
 				}
-				cfg := bench.Config{Batch: *batch, Concurrency: *conc, Workers: n, Rate: *rate, Duration: *duration,
-					Queued: *queued, Retained: *retained}
-				cfg.Jobs = map[bench.Workload]int{bench.InsertMany: *many, bench.InsertOne: *one, bench.Drain: *drain}[w]
+				cfg := config(w, n)
 				fmt.Fprintf(os.Stderr, "%s %-20s %-11s workers %-5d load %s\n", time.Now().Format("15:04:05"), t.Name(), w, n, loadAvg())
 				var res bench.Result
 				var err error
@@ -133,30 +191,7 @@ func main() {
 			}
 		}
 	}
-	if *plotDir != "" {
-		written, err := writePlots(*plotDir, results)
-		for _, name := range written {
-			fmt.Fprintln(os.Stderr, "wrote", name)
-		}
-		if err != nil {
-			fatal(fmt.Errorf("plot: %w", err))
-		}
-	}
-	fmt.Fprintf(os.Stderr, "%s done                             load %s\n", time.Now().Format("15:04:05"), loadAvg())
-	if *jsonOut {
-		if err := bench.WriteJSON(os.Stdout, results); err != nil {
-			fatal(err)
-		}
-		return
-	}
-	fmt.Println()
-	if err := bench.WriteTable(os.Stdout, results); err != nil {
-		fatal(err)
-	}
-	fmt.Println()
-	if err := writeComparison(os.Stdout, results); err != nil {
-		fatal(err)
-	}
+	return results
 }
 
 // target is a bench.Target with what the comparison needs to know about it.
