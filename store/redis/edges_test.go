@@ -119,3 +119,66 @@ func TestInlineDependentOfDroppedEnd(t *testing.T) {
 		t.Fatalf("after the prune: %v, want all 3 available", n)
 	}
 }
+
+// A step run again by RetryWorkflow without waiting for a dependency that completed is not
+// counted off by that dependency's end still parked: it waits for what it runs again with.
+func TestRetriedStepNotCountedByParkedEnd(t *testing.T) {
+	s := open(t, WithSettleBatch(1))
+	a := job("a") // two dependents: its completion spends the call's budget
+	as := insertAll(t, s, a)
+	deps := []store.InsertParams{job("dep"), job("dep")}
+	for i := range deps {
+		deps[i].DependsOn = []int64{as[0].ID}
+	}
+	insertAll(t, s, deps...)
+	b, e, x := job("b"), job("e"), job("x")
+	b.UniqueKey = "b" // completed through move(), which leaves its one edge to the settling
+	b.Workflow, e.Workflow, x.Workflow = "w", "w", "w"
+	b.Step, e.Step, x.Step = "b", "e", "x"
+	x.DependsOnIndex = []int{0, 1}
+	steps := insertAll(t, s, b, e, x)
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	out := []store.Outcome{
+		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
+		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
+	}
+	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, parked := unwrapParked(v); !parked {
+		t.Fatal("nothing parked with a budget of one")
+	}
+	if got, want := dpField(t, s, steps[0].ID), "="+strconv.FormatInt(steps[2].ID, 10); got != want {
+		t.Fatalf("b's dp = %q, want its edge to x parked (%q)", got, want)
+	}
+	// e fails, which cancels x; the workflow runs both again, x waiting for e only.
+	if _, err := s.Cancel(t.Context(), steps[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, steps[2].ID).State; got != store.StateCancelled {
+		t.Fatalf("x is %s after e was cancelled, want cancelled", got)
+	}
+	if _, err := s.RetryWorkflow(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rescue(t.Context(), 10); err != nil { // settles b's parked end
+		t.Fatal(err)
+	}
+	if got := get(t, s, steps[2].ID).State; got != store.StatePending {
+		t.Fatalf("x is %s once b's parked end settled, want pending: e has not run again", got)
+	}
+	ce, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"e"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(ce) != 1 {
+		t.Fatalf("claim e: %v, %v", ce, err)
+	}
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: ce[0].ID, Fence: ce[0].Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, steps[2].ID).State; got != store.StateAvailable {
+		t.Fatalf("x is %s once e completed, want available", got)
+	}
+}

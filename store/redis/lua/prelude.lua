@@ -34,7 +34,8 @@ local CLAIMABLE = {available = true, scheduled = true, retryable = true}
 local PICKED = {s = 1, a = 2, f = 3, x = 4, u = 5, us = 6, sc = 7, W = 8, dp = 9}
 local FINAL = {completed = true, cancelled = true, discarded = true, expired = true}
 -- FINALS: ids that reached a final state, published by finish.
--- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted}),
+-- DEPQ holds the jobs that ended with dependents ({i = id, s = end state, or false when deleted;
+-- dp, taken and gone as takeEdges reads them}),
 -- RELEASED the queues their dependents became available in: finish() settles and announces them.
 -- PARKED is set when finish() left some of them in the settling hash for the settle script.
 
@@ -418,8 +419,8 @@ local function flushReleased()
   RELQ = {}
 end
 
--- A job's dependents are its edges: with one dependent, that dependent's id in its dp field,
--- '=' before it (a fan-in's steps each have one, and taking it out of the hash it is read with
+-- A job's dependents are its edges: while it has one and never had more, that dependent's id in
+-- its dp field, '=' before it (a fan-in's steps each have one, and taking it out of the hash it is read with
 -- costs less than a set of one: SPOP was a fifth of a step's completion); with more, the set
 -- dep:<id>, and dp '1'. An edge is taken out as it is counted, however the settling is split:
 -- the set's by SPOP, the inline one by writing dp '1' (the set, empty); dp is never removed, so
@@ -439,6 +440,19 @@ local function addEdge(d, x)
     redis.call('HSET', jkey(d), 'dp', dp)
   end
   EDGES[d] = dp
+end
+-- dropEdge takes job x out of job d's dependents, if an edge is left there: one whose end is
+-- parked, or kept in a set whose job was dropped. RetryWorkflow runs x again without waiting
+-- for d, which a parked end would otherwise count x off for.
+local function dropEdge(d, x)
+  local dp = EDGES[d]
+  if dp == nil then dp = redis.call('HGET', jkey(d), 'dp') or false end
+  if dp == '=' .. x then
+    redis.call('HSET', jkey(d), 'dp', '1')
+    EDGES[d] = '1'
+  else
+    redis.call('SREM', P .. 'dep:' .. d, x)
+  end
 end
 -- inlineEdge is the dependent a dp value names, or nil when it is the set's flag.
 local function inlineEdge(dp)

@@ -63,6 +63,8 @@ for _, id in ipairs(failed) do
       if again[d] or (s and not FINAL[s]) then
         wait = wait + 1
         addEdge(d, id)
+      else
+        dropEdge(d, id)
       end
     end
     local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
