@@ -68,6 +68,11 @@ func TestDepChainCancelsInOneScript(t *testing.T) {
 	if keys := depKeys(t, s); len(keys) != 0 {
 		t.Errorf("%d dependency sets left after the chain settled", len(keys))
 	}
+	for i, r := range rows[:n-1] {
+		if dp := dpField(t, s, r.ID); dp != "1" {
+			t.Fatalf("link %d keeps dp %q after the chain settled, want its one edge taken", i, dp)
+		}
+	}
 }
 
 // A call with dependencies larger than one insert chunk is still one script: an unknown id in

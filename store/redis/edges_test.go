@@ -182,3 +182,37 @@ func TestRetriedStepNotCountedByParkedEnd(t *testing.T) {
 		t.Fatalf("x is %s once e completed, want available", got)
 	}
 }
+
+// A completion takes its one dependent's edge in the write that ends it, so it settles that
+// dependent even when an earlier end of the same call spent the budget: nothing of it is parked.
+func TestCompletionSettlesItsOneDependentPastTheBudget(t *testing.T) {
+	s := open(t, WithSettleBatch(1))
+	roots := insertAll(t, s, job("a"), job("b"))
+	deps := make([]store.InsertParams, 3)
+	for i := range deps {
+		deps[i] = job("dep")
+		deps[i].DependsOn = []int64{roots[i/2].ID}
+	}
+	dependents := insertAll(t, s, deps...)
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	out := []store.Outcome{
+		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
+		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
+	}
+	if _, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out))); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, dependents[2].ID).State; got != store.StateAvailable {
+		t.Fatalf("b's one dependent is %s after b's completion, want available", got)
+	}
+	parked, err := s.rdb.HKeys(t.Context(), s.prefix+"settling").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{strconv.FormatInt(roots[0].ID, 10)}; len(parked) != 1 || parked[0] != want[0] {
+		t.Fatalf("parked ends %v, want only a's %v", parked, want)
+	}
+}
