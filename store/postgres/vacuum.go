@@ -26,10 +26,12 @@ const (
 
 // deadRowsSQL reads the jobs table's row counts from the statistics the server keeps anyway.
 // They lag the table by up to a second, which is all the precision this needs. owned says
-// whether this role may vacuum the table.
-const deadRowsSQL = `SELECT coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0), pg_has_role(c.relowner, 'USAGE')
-	FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-	WHERE c.oid = {jobs_table}::regclass`
+// whether this role may vacuum the table. The counts come from the functions behind the view
+// pg_stat_user_tables, asked for this one table: the view computes every column of every table
+// before the filter, about 10 ms of the server's CPU on an almost empty database, and a leader
+// asks once a second, which stalled a chain of steps on a 2-core machine by 15-20 ms each time.
+const deadRowsSQL = `SELECT pg_stat_get_dead_tuples(c.oid), pg_stat_get_live_tuples(c.oid), pg_has_role(c.relowner, 'USAGE')
+	FROM pg_class c WHERE c.oid = {jobs_table}::regclass`
 
 // Tidy vacuums the jobs table when claims would otherwise step over many dead index entries
 // (see VacuumDeadMinDefault). SKIP_LOCKED leaves the table alone while another vacuum (an
