@@ -40,8 +40,8 @@ func (a *app) benchCmd() *cobra.Command {
                this process's memory, the store's size; completed jobs are kept one window
   fan-out-in   a workflow of one step, --jobs steps waiting for it and one waiting for them all,
                beside a plain drain of --jobs jobs (not part of all)
-  chain        a workflow of --jobs steps each waiting for the one before: step-to-step start
-               percentiles (not part of all)
+  chain        a workflow of --jobs steps each waiting for the one before, on a node that ran a
+               short chain first: step-to-step start percentiles (not part of all)
 
 --queued and --retained first fill the store with jobs that wait for tomorrow and with completed
 jobs, to show what each workload costs on a big table (a progress bar shows how far it got).
