@@ -49,6 +49,27 @@ func TestOneDependentIsInline(t *testing.T) {
 	}
 }
 
+// completeAB claims the jobs of kinds a and b, a first, and completes both in one call of the
+// complete script, as a Store whose process died right after would have: nothing settles what
+// the call parked. It reports whether it parked any.
+func completeAB(t *testing.T, s *Store) (parked bool) {
+	t.Helper()
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	out := []store.Outcome{
+		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
+		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
+	}
+	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, parked = unwrapParked(v)
+	return parked
+}
+
 // twoParkedEnds completes, in one script call settling one dependent, job a (two dependents)
 // then job b (one): a's first dependent is released, the rest parked, b's edge still in its hash.
 func twoParkedEnds(t *testing.T) (s *Store, roots, dependents []*store.JobRow) {
@@ -64,19 +85,7 @@ func twoParkedEnds(t *testing.T) (s *Store, roots, dependents []*store.JobRow) {
 		deps[i].DependsOn = []int64{roots[i/2].ID}
 	}
 	dependents = insertAll(t, s, deps...)
-	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(claimed) != 2 {
-		t.Fatalf("claim: %v, %v", claimed, err)
-	}
-	out := []store.Outcome{
-		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
-		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
-	}
-	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, parked := unwrapParked(v); !parked {
+	if !completeAB(t, s) {
 		t.Fatal("nothing parked with a budget of one")
 	}
 	if got, want := dpField(t, s, roots[1].ID), "="+strconv.FormatInt(dependents[2].ID, 10); got != want {
@@ -137,19 +146,7 @@ func TestRetriedStepNotCountedByParkedEnd(t *testing.T) {
 	b.Step, e.Step, x.Step = "b", "e", "x"
 	x.DependsOnIndex = []int{0, 1}
 	steps := insertAll(t, s, b, e, x)
-	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(claimed) != 2 {
-		t.Fatalf("claim: %v, %v", claimed, err)
-	}
-	out := []store.Outcome{
-		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
-		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
-	}
-	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, parked := unwrapParked(v); !parked {
+	if !completeAB(t, s) {
 		t.Fatal("nothing parked with a budget of one")
 	}
 	if got, want := dpField(t, s, steps[0].ID), "="+strconv.FormatInt(steps[2].ID, 10); got != want {
@@ -194,17 +191,7 @@ func TestCompletionSettlesItsOneDependentPastTheBudget(t *testing.T) {
 		deps[i].DependsOn = []int64{roots[i/2].ID}
 	}
 	dependents := insertAll(t, s, deps...)
-	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"a", "b"}, Max: 2, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(claimed) != 2 {
-		t.Fatalf("claim: %v, %v", claimed, err)
-	}
-	out := []store.Outcome{
-		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
-		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
-	}
-	if _, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out))); err != nil {
-		t.Fatal(err)
-	}
+	completeAB(t, s)
 	if got := get(t, s, dependents[2].ID).State; got != store.StateAvailable {
 		t.Fatalf("b's one dependent is %s after b's completion, want available", got)
 	}
