@@ -81,14 +81,14 @@ func resultKey(system string, r bench.Result) string {
 }
 
 // writeMedians prints, for each system and workload of the first round, the median over the
-// rounds of its figures and of its ratio to rota (each round's own ratio, as writeComparison
-// computes it), with the ratios' range: on a shared machine whose speed drifts from minute to
+// rounds of its figures and of its ratios to rota (each round's own ratio, as writeComparison
+// computes it), with the range of the jobs/s and p99 ratios: on a shared machine whose speed drifts from minute to
 // minute, a ratio measured side by side round after round says more than any single figure.
 func writeMedians(w io.Writer, rounds [][]bench.Result) error {
 	targets := allTargets(stores{})
 	fmt.Fprintln(w, "Each figure is the median over the rounds of the runs that finished; each ratio the median of the rounds' own ratios, and their range.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tworkload\truns\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trange\trota/peer cpu/job\trota/peer p99\t")
+	fmt.Fprintln(tw, "system\tworkload\truns\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trange\trota/peer cpu/job\trota/peer p99\trange\t")
 	for _, first := range rounds[0] {
 		key := resultKey(first.System, first)
 		var rates, cpus, p50s, p99s, rRates, rCPUs, rP99s []float64
@@ -138,20 +138,24 @@ func writeMedians(w io.Writer, rounds [][]bench.Result) error {
 		row := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t ", first.System, first.Label(), len(rates),
 			bench.FormatRate(median(rates)), bench.FormatCPU(time.Duration(median(cpus))), p50, p99)
 		if len(rRates) == 0 {
-			fmt.Fprintln(tw, row+"\t\t\t\t\t")
+			fmt.Fprintln(tw, row+"\t\t\t\t\t\t")
 			continue
 		}
-		rCPU, rP99 := "-", "-"
+		rCPU, rP99, rP99Range := "-", "-", "-"
 		if len(rCPUs) > 0 {
 			rCPU = ratio(median(rCPUs))
 		}
 		if len(rP99s) > 0 {
-			rP99 = ratio(median(rP99s))
+			rP99, rP99Range = ratio(median(rP99s)), ratioRange(rP99s)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s–%s\t%s\t%s\t\n", row, base, ratio(median(rRates)),
-			ratio(slices.Min(rRates)), ratio(slices.Max(rRates)), rCPU, rP99)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t\n", row, base, ratio(median(rRates)), ratioRange(rRates), rCPU, rP99, rP99Range)
 	}
 	return tw.Flush()
+}
+
+// ratioRange is the lowest and highest of the ratios xs.
+func ratioRange(xs []float64) string {
+	return ratio(slices.Min(xs)) + "–" + ratio(slices.Max(xs))
 }
 
 // median is the middle of xs (the mean of the two middle ones for an even count).
