@@ -54,12 +54,13 @@ type gauge struct {
 	now, peak atomic.Int64
 }
 
-func (g *gauge) enter() {
+// enter counts a handler in and returns how many run now.
+func (g *gauge) enter() int64 {
 	n := g.now.Add(1)
 	for {
 		p := g.peak.Load()
 		if n <= p || g.peak.CompareAndSwap(p, n) {
-			return
+			return n
 		}
 	}
 }
@@ -94,9 +95,8 @@ func TestClusterWideLimitHoldsAcrossNodes(t *testing.T) {
 			const (
 				limit = 4
 				jobs  = 120
-				// took is each job's work: long enough that, under the race detector on a
-				// busy machine, the nodes' claims overlap up to the limit (at 5 ms a run once
-				// peaked at 3 of 4).
+				// took is each job's work, so that jobs overlap: a limit that let a fifth job
+				// in would show.
 				took = 20 * time.Millisecond
 			)
 			admin := NewClient(open(t), nil)
@@ -107,10 +107,22 @@ func TestClusterWideLimitHoldsAcrossNodes(t *testing.T) {
 			var g gauge
 			var done sync.WaitGroup
 			done.Add(jobs)
+			// The first jobs wait until the limit's worth run at once, so that reaching the limit
+			// does not depend on how the nodes' claims happen to overlap on a busy machine; a
+			// limit that never lets that many run holds them 10 s, and the peak says so.
+			full := make(chan struct{})
+			var fullOnce sync.Once
 			work := func(ctx context.Context, j *Job[testArgs]) error {
-				g.enter()
+				if g.enter() >= limit {
+					fullOnce.Do(func() { close(full) })
+				}
 				defer g.leave()
 				defer done.Done()
+				select {
+				case <-full:
+				case <-time.After(10 * time.Second):
+					fullOnce.Do(func() { close(full) }) // the others need not wait too
+				}
 				time.Sleep(took)
 				return nil
 			}

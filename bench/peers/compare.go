@@ -17,10 +17,7 @@ import (
 // a latency or CPU-per-job ratio below 1 means rota's is lower.
 func writeComparison(w io.Writer, results []bench.Result) error {
 	targets := allTargets(stores{})
-	byKey := map[string]bench.Result{}
-	for _, r := range results {
-		byKey[resultKey(r.System, r)] = r
-	}
+	byKey := byResultKey(results)
 	fmt.Fprintln(w, "rota/peer: jobs/s above 1 = rota faster; cpu/job, p50, p99 below 1 = rota's lower. p50/p99: insert→start for latency, one call for the inserts; cpu/job: the whole machine's CPU time per job.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\tworkload\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trota/peer cpu/job\trota/peer p50\trota/peer p99\t")
@@ -33,15 +30,7 @@ func writeComparison(w io.Writer, results []bench.Result) error {
 		if r.Err != "" {
 			rate = "failed"
 		}
-		var (
-			base bench.Result
-			ok   bool
-		)
-		for _, b := range targets[r.System].baselines {
-			if base, ok = byKey[resultKey(b, r)]; ok {
-				break
-			}
-		}
+		base, ok := baseline(targets, byKey, r)
 		if !ok || r.Err != "" || base.Err != "" {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t \t\t\t\t\t\n", r.System, r.Label(), rate, cpu, p50, p99)
 			continue
@@ -74,6 +63,26 @@ func ratio(x float64) string {
 	return fmt.Sprintf("%.2f×", x)
 }
 
+// baseline is the rota result r is compared with: that of the first of its system's baselines
+// that ran the same workload (byKey by resultKey).
+func baseline(targets map[string]target, byKey map[string]bench.Result, r bench.Result) (bench.Result, bool) {
+	for _, b := range targets[r.System].baselines {
+		if base, ok := byKey[resultKey(b, r)]; ok {
+			return base, true
+		}
+	}
+	return bench.Result{}, false
+}
+
+// byResultKey indexes results by resultKey.
+func byResultKey(results []bench.Result) map[string]bench.Result {
+	byKey := make(map[string]bench.Result, len(results))
+	for _, r := range results {
+		byKey[resultKey(r.System, r)] = r
+	}
+	return byKey
+}
+
 // resultKey is what a result is compared by: the system and the workload, and the worker count,
 // which a -sweep varies.
 func resultKey(system string, r bench.Result) string {
@@ -82,10 +91,15 @@ func resultKey(system string, r bench.Result) string {
 
 // writeMedians prints, for each system and workload of the first round, the median over the
 // rounds of its figures and of its ratios to rota (each round's own ratio, as writeComparison
-// computes it), with the range of the jobs/s and p99 ratios: on a shared machine whose speed drifts from minute to
-// minute, a ratio measured side by side round after round says more than any single figure.
+// computes it), with the range of the jobs/s and p99 ratios: on a shared machine whose speed
+// drifts from minute to minute, a ratio measured side by side round after round says more than
+// any single figure.
 func writeMedians(w io.Writer, rounds [][]bench.Result) error {
 	targets := allTargets(stores{})
+	byKeys := make([]map[string]bench.Result, len(rounds))
+	for i, rr := range rounds {
+		byKeys[i] = byResultKey(rr)
+	}
 	fmt.Fprintln(w, "Each figure is the median over the rounds of the runs that finished; each ratio the median of the rounds' own ratios, and their range.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\tworkload\truns\tjobs/s\tcpu/job\tp50\tp99\t compared with\trota/peer jobs/s\trange\trota/peer cpu/job\trota/peer p99\trange\t")
@@ -93,11 +107,7 @@ func writeMedians(w io.Writer, rounds [][]bench.Result) error {
 		key := resultKey(first.System, first)
 		var rates, cpus, p50s, p99s, rRates, rCPUs, rP99s []float64
 		base := ""
-		for _, rr := range rounds {
-			byKey := map[string]bench.Result{}
-			for _, r := range rr {
-				byKey[resultKey(r.System, r)] = r
-			}
+		for _, byKey := range byKeys {
 			r, ok := byKey[key]
 			if !ok || r.Err != "" {
 				continue
@@ -108,22 +118,19 @@ func writeMedians(w io.Writer, rounds [][]bench.Result) error {
 				p50s = append(p50s, float64(r.Latency.P50))
 				p99s = append(p99s, float64(r.Latency.P99))
 			}
-			for _, b := range targets[r.System].baselines {
-				br, ok := byKey[resultKey(b, r)]
-				if !ok || br.Err != "" {
-					continue
-				}
-				base = b
-				if r.JobsPerSec > 0 {
-					rRates = append(rRates, br.JobsPerSec/r.JobsPerSec)
-				}
-				if br.CPUPerJob > 0 && r.CPUPerJob > 0 {
-					rCPUs = append(rCPUs, float64(br.CPUPerJob)/float64(r.CPUPerJob))
-				}
-				if br.Latency != nil && r.Latency != nil && r.Latency.P99 > 0 {
-					rP99s = append(rP99s, float64(br.Latency.P99)/float64(r.Latency.P99))
-				}
-				break
+			br, ok := baseline(targets, byKey, r)
+			if !ok || br.Err != "" {
+				continue
+			}
+			base = br.System
+			if r.JobsPerSec > 0 {
+				rRates = append(rRates, br.JobsPerSec/r.JobsPerSec)
+			}
+			if br.CPUPerJob > 0 && r.CPUPerJob > 0 {
+				rCPUs = append(rCPUs, float64(br.CPUPerJob)/float64(r.CPUPerJob))
+			}
+			if br.Latency != nil && r.Latency != nil && r.Latency.P99 > 0 {
+				rP99s = append(rP99s, float64(br.Latency.P99)/float64(r.Latency.P99))
 			}
 		}
 		if len(rates) == 0 {

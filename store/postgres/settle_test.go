@@ -62,6 +62,22 @@ func allReleased(t *testing.T, s *Store, dependents []int64, when string) {
 	}
 }
 
+// endLeavingParked writes outcome o as a Store whose process died right after the write
+// committed would have: what it parked stays parked.
+func endLeavingParked(t *testing.T, s *Store, o store.Outcome) {
+	t.Helper()
+	s.leaveParked = true
+	defer func() { s.leaveParked = false }()
+	if _, err := s.Complete(t.Context(), []store.Outcome{o}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// discarded is the outcome that discards a claimed job.
+func discarded(j *store.JobRow) store.Outcome {
+	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
+}
+
 // parkedRelease completes a root with five dependents on a store settling two edges per
 // transaction, as a Store whose process died right after its completion committed: two
 // dependents released, three parked.
@@ -69,11 +85,7 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
 	t.Helper()
 	s := open(t, WithSettleBatch(2))
 	root, dependents := claimedRoot(t, s, 5)
-	s.leaveParked = true
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	s.leaveParked = false
+	endLeavingParked(t, s, store.Outcome{ID: root.ID, Fence: root.Fence, State: store.StateCompleted})
 	if got := countStates(t, s, dependents)[store.StateAvailable]; got != 2 {
 		t.Fatalf("%d dependents released by the completing transaction, want the batch of 2", got)
 	}
@@ -118,12 +130,7 @@ func TestDeleteOfParkedDependencyReleases(t *testing.T) {
 func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
 	s := open(t, WithSettleBatch(2))
 	root, dependents := claimedRoot(t, s, 5)
-	s.leaveParked = true
-	fail := store.AttemptError{Error: "boom"}
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
-		t.Fatal(err)
-	}
-	s.leaveParked = false
+	endLeavingParked(t, s, discarded(root))
 	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
 		t.Fatalf("after the discard: %v, want 2 cancelled and 3 parked pending", n)
 	}
@@ -177,11 +184,7 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 	s := open(t, WithSettleBatch(2))
 	ctx := t.Context()
 	root, dependents := claimedRoot(t, s, 5)
-	s.leaveParked = true
-	fail := store.AttemptError{Error: "boom"}
-	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
-		t.Fatal(err)
-	}
+	endLeavingParked(t, s, discarded(root))
 	tx := openSettler(t, s)
 	retried := make(chan error, 1)
 	go func() {
@@ -233,12 +236,7 @@ func TestRetryWorkflowKeepsParkedEdges(t *testing.T) {
 		return c[0]
 	}
 	root := claim()
-	s.leaveParked = true
-	fail := store.AttemptError{Error: "boom"}
-	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateDiscarded, Error: &fail}}); err != nil {
-		t.Fatal(err)
-	}
-	s.leaveParked = false
+	endLeavingParked(t, s, discarded(root))
 	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
 		t.Fatalf("after the discard: %v, want 2 released and 3 parked pending", n)
 	}

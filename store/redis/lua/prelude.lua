@@ -420,43 +420,50 @@ local function flushReleased()
 end
 
 -- A job's dependents are its edges: while it has one and never had more, that dependent's id in
--- its dp field, '=' before it (a fan-in's steps each have one, and taking it out of the hash it is read with
--- costs less than a set of one: SPOP was a fifth of a step's completion); with more, the set
--- dep:<id>, and dp '1'. An edge is taken out as it is counted, however the settling is split:
--- the set's by SPOP, the inline one by writing dp '1' (the set, empty); dp is never removed, so
--- a later end finds no edge left.
--- addEdge makes job x a dependent of job d. EDGES keeps what this call wrote to dp.
-local function addEdge(d, x)
+-- its dp field, '=' before it (a fan-in's steps each have one, and taking it out of the hash it
+-- is read with costs less than a set of one: SPOP was a fifth of a step's completion); with
+-- more, the set dep:<id>, and dp '1'. An edge is taken out as it is counted, however the
+-- settling is split: the set's by SPOP, the inline one by writing dp '1' (the set, empty); dp
+-- is never removed, so a later end finds no edge left.
+-- inlineEdge is the dependent a dp value names, or nil when it is the set's flag.
+local function inlineEdge(dp)
+  if string.byte(dp) == 61 then return string.sub(dp, 2) end
+end
+-- edgesOf is job d's dp (false when it has none), as this call last wrote or read it (EDGES).
+local function edgesOf(d)
   local dp = EDGES[d]
   if dp == nil then dp = redis.call('HGET', jkey(d), 'dp') or false end
-  if not dp then
-    dp = '=' .. x
-    redis.call('HSET', jkey(d), 'dp', dp)
-  elseif dp == '1' then
-    redis.call('SADD', P .. 'dep:' .. d, x)
-  else
-    redis.call('SADD', P .. 'dep:' .. d, string.sub(dp, 2), x)
-    dp = '1'
-    redis.call('HSET', jkey(d), 'dp', dp)
-  end
+  return dp
+end
+-- setEdges writes job d's dp.
+local function setEdges(d, dp)
+  redis.call('HSET', jkey(d), 'dp', dp)
   EDGES[d] = dp
+end
+-- addEdge makes job x a dependent of job d.
+local function addEdge(d, x)
+  local dp = edgesOf(d)
+  if not dp then
+    setEdges(d, '=' .. x)
+    return
+  end
+  local one = inlineEdge(dp)
+  if one then
+    redis.call('SADD', P .. 'dep:' .. d, one, x)
+    setEdges(d, '1')
+  else
+    redis.call('SADD', P .. 'dep:' .. d, x)
+  end
 end
 -- dropEdge takes job x out of job d's dependents, if an edge is left there: one whose end is
 -- parked, or kept in a set whose job was dropped. RetryWorkflow runs x again without waiting
 -- for d, which a parked end would otherwise count x off for.
 local function dropEdge(d, x)
-  local dp = EDGES[d]
-  if dp == nil then dp = redis.call('HGET', jkey(d), 'dp') or false end
-  if dp == '=' .. x then
-    redis.call('HSET', jkey(d), 'dp', '1')
-    EDGES[d] = '1'
+  if edgesOf(d) == '=' .. x then
+    setEdges(d, '1')
   else
     redis.call('SREM', P .. 'dep:' .. d, x)
   end
-end
--- inlineEdge is the dependent a dp value names, or nil when it is the set's flag.
-local function inlineEdge(dp)
-  if string.byte(dp) == 61 then return string.sub(dp, 2) end
 end
 
 -- park leaves the rest of an end's dependents to the settle script: the end is kept in the
@@ -478,14 +485,16 @@ local function takeEdges(e, budget)
   if one then
     -- Taken by the caller, or in a hash just deleted (nothing would keep it for later), it is
     -- settled now, whatever the budget: at most one dependent per job the call ended or dropped.
-    if not (e.taken or e.gone) then
-      if budget <= 0 then
-        park(e)
-        return {}
-      end
-      redis.call('HSET', jkey(e.i), 'dp', '1')
+    if e.gone then
+      EDGES[e.i] = nil
+    elseif e.taken then
+      EDGES[e.i] = '1'
+    elseif budget > 0 then
+      setEdges(e.i, '1')
+    else
+      park(e)
+      return {}
     end
-    EDGES[e.i] = nil
     return {one}
   end
   if budget <= 0 then
