@@ -10,7 +10,8 @@
 // only the kinds it runs without stepping over others; a waiting set per queue for scheduled
 // and retryable jobs, promoted by claims; an expiry set per queue; the running set by lease; and
 // an id-ordered set per (state, queue), whose sizes are QueueStats' counts and whose merge is
-// List. A pending job is in its (state, queue) set only; each job it waits for holds it as an
+// List; and per queue the kinds it has had ready jobs of, at whose ready sets' heads QueueStats
+// finds its oldest available job. A pending job is in its (state, queue) set only; each job it waits for holds it as an
 // edge (its field dp, or a set of dependents), settled by whichever script ends that job, at
 // most WithSettleBatch of them
 // per script, the rest parked in the settling hash for the settle script (deps.go, settle.go).

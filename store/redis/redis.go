@@ -21,8 +21,10 @@ import (
 // schemaVersion is the layout of keys this build reads and writes, kept in the meta hash. 2 added
 // dependencies (workflows): a build of version 1 would not settle them, so it refuses the
 // namespace. 3 keeps a job's one dependent in its hash (addEdge in prelude.lua), which a build of
-// version 2 would take for the flag of a set and never settle.
-const schemaVersion = 3
+// version 2 would take for the flag of a set and never settle. 4 drops the index of available
+// jobs by age for a registry of each queue's kinds (flushReady in prelude.lua), so a version 3
+// build would leave the jobs it makes available out of it.
+const schemaVersion = 4
 
 // Store is a store.Store on Redis. It is also a store.Notifier, store.Leaser,
 // store.NodeRegistry and store.QueueLoader.

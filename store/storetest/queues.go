@@ -41,6 +41,14 @@ func testQueueStats(t *testing.T, e *env) {
 	urgent.Priority = 5
 	old.Priority, old.RunAt = -1, oldest.Add(-time.Hour)
 	e.insert(urgent, old)
+	// In q3 the oldest job is of the second kind, behind a more urgent one of its own kind.
+	q3 := func(kind string, prio int, runAt time.Time) store.InsertParams {
+		p := inQueue("q3")
+		p.Kind, p.Priority, p.RunAt = kind, prio, runAt
+		return p
+	}
+	e.insert(q3("a", 0, e.now()), q3("b", 3, e.now()))
+	e.insertOne(q3("b", 0, oldest.Add(-2*time.Hour)))
 	p := job("k")
 	p.RunAt = e.now().Add(time.Hour)
 	e.insertOne(p)
@@ -51,8 +59,8 @@ func testQueueStats(t *testing.T, e *env) {
 	}
 
 	got := e.stats()
-	if len(got) != 3 {
-		t.Fatalf("stats for %d queues, want default, q2 and the paused idle: %+v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("stats for %d queues, want default, q2, q3 and the paused idle: %+v", len(got), got)
 	}
 	want := map[store.State]int64{
 		store.StateAvailable: 2, store.StateScheduled: 1, store.StateRunning: 1, store.StateCompleted: 1,
@@ -73,6 +81,9 @@ func testQueueStats(t *testing.T, e *env) {
 	}
 	if q2 := got["q2"]; q2.Counts[store.StateAvailable] != 2 || !q2.OldestAvailable.Equal(oldest.Add(-time.Hour)) {
 		t.Errorf("q2: %+v; want 2 available, the oldest from %v", q2, oldest.Add(-time.Hour))
+	}
+	if q3 := got["q3"]; q3.Counts[store.StateAvailable] != 3 || !q3.OldestAvailable.Equal(oldest.Add(-2*time.Hour)) {
+		t.Errorf("q3: %+v; want 3 available, the oldest from %v", q3, oldest.Add(-2*time.Hour))
 	}
 	if idle := got["idle"]; !idle.Paused || idle.Counts[store.StateAvailable] != 0 || !idle.OldestAvailable.IsZero() {
 		t.Errorf("idle: %+v; want paused, empty", idle)

@@ -218,7 +218,6 @@ if #plain > 0 then
     byLease[2 * i - 1], byLease[2 * i] = until_, id
   end
   variadic('ZREM', P .. 'sq:available:' .. queue, plain)
-  variadic('ZREM', P .. 'avt:' .. queue, plain)
   variadic('ZADD', P .. 'sq:running:' .. queue, byId)
   variadic('ZADD', P .. 'run', byLease)
   variadic('SADD', P .. 'own:' .. owner, plain)

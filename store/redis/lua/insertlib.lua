@@ -19,26 +19,24 @@ local byQueue
 local function plainIndex(q, k, p, r, id, state)
   local g = byQueue[q]
   if not g then
-    g = {available = {}, scheduled = {}, ready = {}, avt = {}, wait = {}}
+    g = {available = {}, scheduled = {}, ready = {}, wait = {}}
     byQueue[q] = g
   end
   local l = g[state]
   l[#l + 1], l[#l + 2] = id, id
   if state == 'available' then
     addReady(g.ready, k, p, r, id)
-    l = g.avt
   else
     l = g.wait
+    l[#l + 1], l[#l + 2] = r, id
   end
-  l[#l + 1], l[#l + 2] = r, id
 end
 local function flushPlain()
   for q, g in pairs(byQueue) do
     variadic('ZADD', P .. 'sq:available:' .. q, g.available)
     variadic('ZADD', P .. 'sq:scheduled:' .. q, g.scheduled)
-    variadic('ZADD', P .. 'avt:' .. q, g.avt)
     variadic('ZADD', P .. 'w:' .. q, g.wait)
-    for k, l in pairs(g.ready) do variadic('ZADD', rkey(q, k), l) end
+    flushReady(q, g.ready)
   end
   byQueue = {}
 end

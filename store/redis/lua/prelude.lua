@@ -169,7 +169,6 @@ local function unindex(h)
   ix('ZREM', P .. 'sq:' .. s .. ':' .. q, id)
   if s == 'available' then
     ix('ZREM', rkey(q, h.k), rmember(h))
-    ix('ZREM', P .. 'avt:' .. q, id)
   elseif s == 'scheduled' or s == 'retryable' then
     ix('ZREM', P .. 'w:' .. q, id)
   elseif s == 'running' then
@@ -189,7 +188,7 @@ local function index(h)
   ix('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
   if s == 'available' then
     ix('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
-    ix('ZADD', P .. 'avt:' .. q, h.r, id)
+    ix('SADD', P .. 'qk:' .. q, h.k)
   elseif s == 'scheduled' or s == 'retryable' then
     ix('ZADD', P .. 'w:' .. q, h.r, id)
   elseif s == 'running' then
@@ -362,10 +361,12 @@ end
 -- dependent cost more than the rest of a fan-out's release. One to cancel, or to release with
 -- a unique key, expiry or schedule, is read whole (load): a fan-in's step, whose list of
 -- dependencies holds thousands of ids, is counted off without reading it.
-local D_ID, D_STATE, D_QUEUE, D_KIND, D_PRIORITY, D_RUNAT, D_UNIQUE, D_EXPIRES, D_SCHEDULE, D_WORKFLOW, D_WAITS, D_IGNORES =
-  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
-local DEPFIELDS = {'i', 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn', 'ig'}
-local function loadDep(id) return redis.call('HMGET', jkey(id), unpack(DEPFIELDS)) end
+-- Whether it ignores failed dependencies is read only when one failed (few do).
+local D_STATE, D_QUEUE, D_KIND, D_PRIORITY, D_RUNAT, D_UNIQUE, D_EXPIRES, D_SCHEDULE, D_WORKFLOW, D_WAITS =
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+local function loadDep(id)
+  return redis.call('HMGET', jkey(id), 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn')
+end
 
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
 -- ready[k], the list of score-member pairs a variadic ZADD sends to the ready set of kind k.
@@ -385,23 +386,32 @@ local function addReady(ready, k, p, runAt, id)
   end
   l[#l + 1], l[#l + 2] = np, member(runAt, id)
 end
+-- flushReady sends the lists addReady gathered for queue q, one variadic ZADD per kind, and
+-- names the kinds in qk:<q>, the kinds of q that have had ready jobs: QueueStats finds q's
+-- oldest available job at the heads of their ready sets (stats.lua), so no index of available
+-- jobs by age is kept beside them (a ZADD at every insert and release and a ZREM at every claim).
+local function flushReady(q, ready)
+  for k, l in pairs(ready) do
+    variadic('ZADD', rkey(q, k), l)
+    redis.call('SADD', P .. 'qk:' .. q, k)
+  end
+end
 
 -- releasePlain releases a pending job without unique key, expiry or schedule whose run_at has
 -- come: what release() and move() write for it, with the index writes gathered per key in RELQ
 -- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
 -- steps in one script, and move()'s generic tables and key strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
-local function releasePlain(v)
-  local q, id = v[D_QUEUE], v[D_ID]
+local function releasePlain(id, v)
+  local q = v[D_QUEUE]
   local g = RELQ[q]
   if not g then
-    g = {ids = {}, byId = {}, avt = {}, ready = {}}
+    g = {ids = {}, byId = {}, ready = {}}
     RELQ[q] = g
   end
   local n = #g.byId
   g.ids[#g.ids + 1] = id
   g.byId[n + 1], g.byId[n + 2] = id, id
-  g.avt[n + 1], g.avt[n + 2] = NOWS, id
   addReady(g.ready, v[D_KIND], v[D_PRIORITY], NOWS, id)
   local jk = jkey(id)
   -- dn is read only while a job is pending: it stays, which costs less than deleting it.
@@ -413,8 +423,7 @@ local function flushReleased()
   for q, g in pairs(RELQ) do
     variadic('ZREM', P .. 'sq:pending:' .. q, g.ids)
     variadic('ZADD', P .. 'sq:available:' .. q, g.byId)
-    variadic('ZADD', P .. 'avt:' .. q, g.avt)
-    for k, l in pairs(g.ready) do variadic('ZADD', rkey(q, k), l) end
+    flushReady(q, g.ready)
   end
   RELQ = {}
 end
@@ -552,13 +561,13 @@ local function settleDeps()
       local c, f = count[id], failed[id]
       local v = loadDep(id)
       if v[D_STATE] == 'pending' then
-        if f and not v[D_IGNORES] then
+        if f and not redis.call('HGET', jkey(id), 'ig') then
           local h = load(id)
           move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(f.i, f.s), '')})
         elseif tonumber(v[D_WAITS] or '1') > c then
           redis.call('HINCRBY', jkey(id), 'dn', -c)
         elseif not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and tonumber(v[D_RUNAT]) <= NOW then
-          releasePlain(v)
+          releasePlain(id, v)
         else
           release(load(id))
         end
