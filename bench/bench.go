@@ -58,6 +58,8 @@ const (
 	WorkersDefault  = 100
 	RateDefault     = 500
 	DurationDefault = 10 * time.Second
+	// WarmUpDefault is how long the latency workload runs before its measured inserts.
+	WarmUpDefault = time.Second
 	// SettleDefault bounds the wait for the last jobs of the latency workload to start.
 	SettleDefault = 30 * time.Second
 )
@@ -78,6 +80,10 @@ type Config struct {
 	Rate int
 	// Duration is how long the latency workload inserts. Defaults to DurationDefault.
 	Duration time.Duration
+	// WarmUp is how long the latency workload inserts at Rate before the inserts it measures;
+	// it waits for those jobs to start and does not count them. Defaults to WarmUpDefault;
+	// negative: none.
+	WarmUp time.Duration
 	// Settle bounds the wait, after the last insert, for every job to start. Defaults to
 	// SettleDefault.
 	Settle time.Duration
@@ -108,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Settle <= 0 {
 		c.Settle = SettleDefault
+	}
+	if c.WarmUp == 0 {
+		c.WarmUp = WarmUpDefault
 	}
 	if c.Window <= 0 {
 		c.Window = WindowDefault

@@ -123,7 +123,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	})
 
 	watch := startWatch()
-	err = pacedEach(ctx, inst, cfg, total, func(seq int64) {
+	err = pacedEach(ctx, inst, cfg, 0, total, func(seq int64) {
 		slot := &ring[seq%soakRing]
 		slot.at.Store(time.Now().UnixNano())
 		slot.seq.Store(seq)

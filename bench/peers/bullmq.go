@@ -82,6 +82,10 @@ func (t *bullmqTarget) RunWorkload(ctx context.Context, w bench.Workload, cfg be
 	if settle <= 0 {
 		settle = bench.SettleDefault
 	}
+	warmUp := cfg.WarmUp
+	if warmUp == 0 {
+		warmUp = bench.WarmUpDefault
+	}
 	cmd := exec.CommandContext(ctx, "node", script,
 		"--workload", string(w),
 		"--redis", t.addr, "--db", strconv.Itoa(t.db), "--prefix", prefix,
@@ -89,7 +93,8 @@ func (t *bullmqTarget) RunWorkload(ctx context.Context, w bench.Workload, cfg be
 		"--concurrency", strconv.Itoa(cfg.Concurrency), "--workers", strconv.Itoa(cfg.Workers),
 		"--rate", strconv.Itoa(cfg.Rate),
 		"--duration-ms", strconv.FormatInt(cfg.Duration.Milliseconds(), 10),
-		"--settle-ms", strconv.FormatInt(settle.Milliseconds(), 10))
+		"--settle-ms", strconv.FormatInt(settle.Milliseconds(), 10),
+		"--warmup-ms", strconv.FormatInt(max(warmUp.Milliseconds(), 0), 10))
 	cmd.Dir = t.dir
 	cmd.Stderr = os.Stderr
 	out, runErr := cmd.Output()

@@ -35,7 +35,8 @@ func (a *app) benchCmd() *cobra.Command {
   insert-many  --jobs jobs inserted in batches of --batch
   insert-one   --jobs jobs inserted one per call from --concurrency goroutines
   drain        --jobs queued jobs run by --workers workers, from start to the last completion
-  latency      one insert at a time at --rate jobs/s for --duration; insert→start percentiles
+  latency      one insert at a time at --rate jobs/s for --duration, after a second's warm-up at
+               that rate; insert→start percentiles
   soak         latency for --duration (up to 24 h), reported every --window: start latency,
                this process's memory, the store's size; completed jobs are kept one window
   fan-out-in   a workflow of one step, --jobs steps waiting for it and one waiting for them all,

@@ -9,8 +9,9 @@
 // insert-one times N jobs added one per Queue.add from --concurrency concurrent producers; drain
 // queues N jobs with addBulk, then times from the Worker's start (concurrency --workers) to the
 // Worker's "completed" event of the last job, which BullMQ emits once it has moved the job to
-// the completed set; latency runs the Worker and adds one job every 1/--rate s for --duration-ms,
-// and records for each job the time from its add resolving to its processor starting (zero when
+// the completed set; latency runs the Worker, adds one job every 1/--rate s for --warmup-ms and
+// waits for them to start (not counted, as bench's warm-up), then adds one every 1/--rate s for
+// --duration-ms and records for each job the time from its add resolving to its processor starting (zero when
 // the processor started first). BullMQ runs on its defaults otherwise.
 //
 // The machine's CPU time over the timed interval is read from /proc/stat as bench/cpu.go reads
@@ -32,6 +33,7 @@ const workers = Number(args.workers ?? 100);
 const rate = Number(args.rate ?? 500);
 const durationMs = Number(args['duration-ms'] ?? 10_000);
 const settleMs = Number(args['settle-ms'] ?? 30_000);
+const warmUpMs = Number(args['warmup-ms'] ?? 1_000);
 
 const now = () => process.hrtime.bigint(); // ns, monotonic
 
@@ -161,6 +163,12 @@ async function drain(queue, res) {
 
 async function latency(queue, res) {
   const total = Math.floor((rate * durationMs) / 1000);
+  const warm = Math.floor((rate * warmUpMs) / 1000);
+  const warmed = new Array(warm).fill(false);
+  let warmCount = 0;
+  let allWarm;
+  const warmDone = new Promise((resolve) => (allWarm = resolve));
+  if (warm === 0) allWarm();
   const inserted = new Array(total).fill(0n);
   const started = new Array(total).fill(0n);
   let count = 0;
@@ -174,6 +182,9 @@ async function latency(queue, res) {
       if (seq >= 0 && seq < total && started[seq] === 0n) {
         started[seq] = now();
         if (++count === total) allStarted();
+      } else if (seq < 0 && seq >= -warm && !warmed[-1 - seq]) {
+        warmed[-1 - seq] = true;
+        if (++warmCount === warm) allWarm();
       }
     },
     { connection: { ...connection, maxRetriesPerRequest: null }, prefix, concurrency: workers },
@@ -184,6 +195,25 @@ async function latency(queue, res) {
   // The schedule does not wait for slow adds, as bench's paced does not: job i is added at
   // begin + i/rate whether or not earlier adds have resolved.
   const intervalNs = 1_000_000_000n / BigInt(rate);
+  const warmBegin = now();
+  const warmAdds = [];
+  for (let i = 0; i < warm; i++) {
+    const wait = Number(warmBegin + BigInt(i) * intervalNs - now()) / 1e6;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    warmAdds.push(queue.add(queueName, data(-1 - i)));
+  }
+  await Promise.all(warmAdds);
+  let warmTimer;
+  const warmedUp = await Promise.race([
+    warmDone.then(() => true),
+    new Promise((r) => (warmTimer = setTimeout(() => r(false), settleMs))),
+  ]);
+  clearTimeout(warmTimer);
+  if (!warmedUp) {
+    await worker.close();
+    throw new Error(`${warm - warmCount} of ${warm} warm-up jobs had not started ${settleMs / 1000}s after the last add`);
+  }
+
   const pending = [];
   const w = startWatch();
   const begin = w.begin;
