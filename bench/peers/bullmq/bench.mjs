@@ -11,8 +11,8 @@
 // Worker's "completed" event of the last job, which BullMQ emits once it has moved the job to
 // the completed set; latency runs the Worker, adds one job every 1/--rate s for --warmup-ms and
 // waits for them to start (not counted, as bench's warm-up), then adds one every 1/--rate s for
-// --duration-ms and records for each job the time from its add resolving to its processor starting (zero when
-// the processor started first). BullMQ runs on its defaults otherwise.
+// --duration-ms and records for each job the time from its add resolving to its processor
+// starting (zero when the processor started first). BullMQ runs on its defaults otherwise.
 //
 // The machine's CPU time over the timed interval is read from /proc/stat as bench/cpu.go reads
 // it. Durations are nanoseconds. The keys live under --prefix, which the Go side deletes after
