@@ -98,7 +98,14 @@ type Config struct {
 	Window time.Duration
 }
 
-func (c Config) withDefaults() Config {
+// jobsIn is how many jobs the paced workloads insert in d at c.Rate (none for d ≤ 0).
+func (c Config) jobsIn(d time.Duration) int {
+	return max(int(int64(c.Rate)*int64(d)/int64(time.Second)), 0)
+}
+
+// WithDefaults is c with each zero field set to its default: what every workload runs with, and
+// what a Target that runs workloads itself (BullMQ's, in bench/peers) passes on.
+func (c Config) WithDefaults() Config {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d

@@ -50,7 +50,7 @@ func TestLatencyWarmsUpFirst(t *testing.T) {
 	}
 	defer inst.Close()
 	rec := &recorder{Instance: inst}
-	cfg := Config{Workers: 10, Rate: 200, Duration: 200 * time.Millisecond, WarmUp: 150 * time.Millisecond}.withDefaults()
+	cfg := Config{Workers: 10, Rate: 200, Duration: 200 * time.Millisecond, WarmUp: 150 * time.Millisecond}.WithDefaults()
 	var res Result
 	if err := latency(t.Context(), rec, cfg, &res); err != nil {
 		t.Fatal(err)

@@ -47,8 +47,7 @@ func drain(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 // statements of fresh connections (~25 ms each on PostgreSQL here, which alone made a 10-second
 // run's p99).
 func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error {
-	total := int(int64(cfg.Rate) * int64(cfg.Duration) / int64(time.Second))
-	warm := max(int(int64(cfg.Rate)*int64(cfg.WarmUp)/int64(time.Second)), 0)
+	total, warm := cfg.jobsIn(cfg.Duration), cfg.jobsIn(cfg.WarmUp)
 	inserted := make([]atomic.Int64, total) // unix ns when Insert returned
 	started := make([]atomic.Int64, total)  // unix ns when the handler began
 	warmed := make([]atomic.Bool, warm)     // warm-up job -1-i has started
@@ -79,12 +78,11 @@ func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error 
 	if err := pacedEach(ctx, inst, cfg, -int64(warm), warm, func(int64) {}); err != nil {
 		return fmt.Errorf("warm-up insert: %w", err)
 	}
-	select {
-	case <-warmCount.done:
-	case <-time.After(cfg.Settle):
+	if !warmCount.within(ctx, cfg.Settle) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return fmt.Errorf("%d of %d warm-up jobs had not started %v after the last insert", int64(warm)-warmCount.n.Load(), warm, cfg.Settle)
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 
 	watch := startWatch()
@@ -94,11 +92,7 @@ func latency(ctx context.Context, inst Instance, cfg Config, res *Result) error 
 	watch.stop(res)
 	res.Jobs = total
 
-	select {
-	case <-count.done:
-	case <-time.After(cfg.Settle):
-	case <-ctx.Done():
-	}
+	count.within(ctx, cfg.Settle)
 	lat := make([]time.Duration, 0, total)
 	for i := range total {
 		if s := started[i].Load(); s != 0 {
@@ -161,6 +155,25 @@ func newCountdown(target int64) *countdown {
 		close(c.done)
 	}
 	return c
+}
+
+// within waits until the count is reached, d has passed or ctx ends, and says whether the count
+// was reached.
+func (c *countdown) within(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *countdown) add() {

@@ -63,7 +63,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	for i := range ring {
 		ring[i].seq.Store(-1)
 	}
-	total := int(int64(cfg.Rate) * int64(cfg.Duration) / int64(time.Second))
+	total := cfg.jobsIn(cfg.Duration)
 	var (
 		mu      sync.Mutex
 		samples []time.Duration // start latencies of the current window
@@ -130,11 +130,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	})
 	watch.stop(res)
 	// The last jobs start a moment after their inserts: they belong in the last window.
-	select {
-	case <-started.done:
-	case <-time.After(cfg.Settle):
-	case <-ctx.Done():
-	}
+	started.within(ctx, cfg.Settle)
 	close(windows)
 	wg.Wait()
 	report.finish()

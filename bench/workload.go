@@ -12,7 +12,7 @@ import (
 // Run runs one workload on a fresh instance of t. It always returns a Result; one that failed
 // carries the error in Err as well as in the returned error.
 func Run(ctx context.Context, t Target, w Workload, cfg Config) (Result, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	res := Result{System: t.Name(), Workload: w, Queued: cfg.Queued, Retained: cfg.Retained}
 	if w == Drain || w == Latency || w == Soak {
 		res.Workers = cfg.Workers

@@ -78,14 +78,7 @@ func (t *bullmqTarget) RunWorkload(ctx context.Context, w bench.Workload, cfg be
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return fail(fmt.Errorf("redis %s: %w", t.addr, err))
 	}
-	settle := cfg.Settle
-	if settle <= 0 {
-		settle = bench.SettleDefault
-	}
-	warmUp := cfg.WarmUp
-	if warmUp == 0 {
-		warmUp = bench.WarmUpDefault
-	}
+	cfg = cfg.WithDefaults()
 	cmd := exec.CommandContext(ctx, "node", script,
 		"--workload", string(w),
 		"--redis", t.addr, "--db", strconv.Itoa(t.db), "--prefix", prefix,
@@ -93,8 +86,8 @@ func (t *bullmqTarget) RunWorkload(ctx context.Context, w bench.Workload, cfg be
 		"--concurrency", strconv.Itoa(cfg.Concurrency), "--workers", strconv.Itoa(cfg.Workers),
 		"--rate", strconv.Itoa(cfg.Rate),
 		"--duration-ms", strconv.FormatInt(cfg.Duration.Milliseconds(), 10),
-		"--settle-ms", strconv.FormatInt(settle.Milliseconds(), 10),
-		"--warmup-ms", strconv.FormatInt(max(warmUp.Milliseconds(), 0), 10))
+		"--settle-ms", strconv.FormatInt(cfg.Settle.Milliseconds(), 10),
+		"--warmup-ms", strconv.FormatInt(max(cfg.WarmUp.Milliseconds(), 0), 10))
 	cmd.Dir = t.dir
 	cmd.Stderr = os.Stderr
 	out, runErr := cmd.Output()

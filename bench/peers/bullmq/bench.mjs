@@ -161,30 +161,59 @@ async function drain(queue, res) {
   if (stalled) throw new Error(stalled);
 }
 
+// countdown resolves done once add has been called target times, as bench's countdown.
+function countdown(target) {
+  const c = { n: 0 };
+  c.done = new Promise((resolve) => {
+    c.add = () => {
+      if (++c.n === target) resolve();
+    };
+    if (target <= 0) resolve();
+  });
+  return c;
+}
+
+// within resolves to whether promise settled before ms passed.
+async function within(promise, ms) {
+  let timer;
+  const ok = await Promise.race([promise.then(() => true), new Promise((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return ok;
+}
+
+// paced adds jobs first..first+n-1, job i at begin + i/rate whether or not earlier adds have
+// resolved (as bench's pacedEach), calling added(seq) as each add resolves; it returns once all
+// have.
+async function paced(queue, begin, first, n, added) {
+  const intervalNs = 1_000_000_000n / BigInt(rate);
+  const pending = [];
+  for (let i = 0; i < n; i++) {
+    const wait = Number(begin + BigInt(i) * intervalNs - now()) / 1e6;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const seq = first + i;
+    pending.push(queue.add(queueName, data(seq)).then(() => added(seq)));
+  }
+  await Promise.all(pending);
+}
+
 async function latency(queue, res) {
   const total = Math.floor((rate * durationMs) / 1000);
   const warm = Math.floor((rate * warmUpMs) / 1000);
   const warmed = new Array(warm).fill(false);
-  let warmCount = 0;
-  let allWarm;
-  const warmDone = new Promise((resolve) => (allWarm = resolve));
-  if (warm === 0) allWarm();
   const inserted = new Array(total).fill(0n);
   const started = new Array(total).fill(0n);
-  let count = 0;
-  let allStarted;
-  const done = new Promise((resolve) => (allStarted = resolve));
-  if (total === 0) allStarted();
+  const count = countdown(total);
+  const warmCount = countdown(warm);
   const worker = new Worker(
     queueName,
     async (job) => {
       const seq = job.data.seq;
       if (seq >= 0 && seq < total && started[seq] === 0n) {
         started[seq] = now();
-        if (++count === total) allStarted();
+        count.add();
       } else if (seq < 0 && seq >= -warm && !warmed[-1 - seq]) {
         warmed[-1 - seq] = true;
-        if (++warmCount === warm) allWarm();
+        warmCount.add();
       }
     },
     { connection: { ...connection, maxRetriesPerRequest: null }, prefix, concurrency: workers },
@@ -192,48 +221,20 @@ async function latency(queue, res) {
   worker.on('error', (err) => console.error('bullmq worker:', err.message));
   await worker.waitUntilReady();
 
-  // The schedule does not wait for slow adds, as bench's paced does not: job i is added at
-  // begin + i/rate whether or not earlier adds have resolved.
-  const intervalNs = 1_000_000_000n / BigInt(rate);
-  const warmBegin = now();
-  const warmAdds = [];
-  for (let i = 0; i < warm; i++) {
-    const wait = Number(warmBegin + BigInt(i) * intervalNs - now()) / 1e6;
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    warmAdds.push(queue.add(queueName, data(-1 - i)));
-  }
-  await Promise.all(warmAdds);
-  let warmTimer;
-  const warmedUp = await Promise.race([
-    warmDone.then(() => true),
-    new Promise((r) => (warmTimer = setTimeout(() => r(false), settleMs))),
-  ]);
-  clearTimeout(warmTimer);
-  if (!warmedUp) {
+  await paced(queue, now(), -warm, warm, () => {});
+  if (!(await within(warmCount.done, settleMs))) {
     await worker.close();
-    throw new Error(`${warm - warmCount} of ${warm} warm-up jobs had not started ${settleMs / 1000}s after the last add`);
+    throw new Error(`${warm - warmCount.n} of ${warm} warm-up jobs had not started ${settleMs / 1000}s after the last add`);
   }
 
-  const pending = [];
   const w = startWatch();
-  const begin = w.begin;
-  for (let seq = 0; seq < total; seq++) {
-    const due = begin + BigInt(seq) * intervalNs;
-    const wait = Number(due - now()) / 1e6;
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    pending.push(
-      queue.add(queueName, data(seq)).then(() => {
-        inserted[seq] = now();
-      }),
-    );
-  }
-  await Promise.all(pending);
+  await paced(queue, w.begin, 0, total, (seq) => {
+    inserted[seq] = now();
+  });
   stopWatch(w, res);
   res.jobs = total;
 
-  let timer;
-  await Promise.race([done, new Promise((r) => (timer = setTimeout(r, settleMs)))]);
-  clearTimeout(timer);
+  await within(count.done, settleMs);
   const lat = [];
   for (let i = 0; i < total; i++) {
     if (started[i] !== 0n) lat.push(Number(started[i] > inserted[i] ? started[i] - inserted[i] : 0n));
