@@ -41,7 +41,7 @@ type Client struct {
 	logger       *slog.Logger
 	maxArgsBytes int
 	waitPoll     time.Duration
-	tracer       trace.Tracer
+	tracer       tracer
 	// onCancel lets the node that owns this client cancel a job it runs at once, instead of at its
 	// next heartbeat.
 	onCancel func(id int64)

@@ -136,14 +136,10 @@ func (n *Node) execute(e *execution) bool {
 	} else if err == nil {
 		if e.timeout > 0 {
 			var disarm func() bool
-			ctx, disarm = clockctx.Arm(ctx, e.cancel, n.clock, e.timeout)
+			ctx, disarm = clockctx.Arm(ctx, func(cause error) { n.interrupt(e, cause) }, n.clock, e.timeout)
 			defer disarm()
 		}
-		// Once the context is done (timeout, cancel, shutdown), the handler has TimeoutGrace to
-		// return before its attempt is ended without it.
-		unwatch := context.AfterFunc(ctx, func() { n.watch(ctx, e) })
 		err = protect(func() error { return work(ctx) })
-		unwatch()
 	}
 	if !e.ended.CompareAndSwap(false, true) {
 		return false
@@ -167,12 +163,18 @@ func protect(f func() error) (err error) {
 	return f()
 }
 
-// watch starts the grace period of an execution whose context is done.
-func (n *Node) watch(ctx context.Context, e *execution) {
+// interrupt cancels e's context with cause (a timeout, a cancel, a hand-back) and gives its
+// handler TimeoutGrace to return before the attempt is ended without it. Every cancel of a
+// running job comes through here, so that nothing has to wait on each job's context for it
+// (context.AfterFunc was an allocation or three per job, which a drain's garbage collector
+// paid for). The context's parent, the node's work context, is cancelled only once a stop has
+// run out of time, and that stop abandons what is left after the same grace itself.
+func (n *Node) interrupt(e *execution, cause error) {
+	e.cancel(cause)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.ended.Load() {
-		e.grace = n.clock.AfterFunc(n.cfg.TimeoutGrace, func() { n.abandon(ctx, e) })
+	if !e.ended.Load() && e.grace == nil {
+		e.grace = n.clock.AfterFunc(n.cfg.TimeoutGrace, func() { n.abandon(e.ctx, e) })
 	}
 }
 

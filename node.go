@@ -115,7 +115,7 @@ type Config struct {
 type Node struct {
 	cfg        Config
 	client     *Client
-	tracer     trace.Tracer
+	tracer     tracer
 	clock      clockwork.Clock
 	logger     *slog.Logger
 	queues     []*queue
@@ -428,6 +428,6 @@ func (n *Node) cancelLocal(id int64) {
 	e := n.running[id]
 	n.mu.Unlock()
 	if e != nil {
-		e.cancel(errCancelledByUser)
+		n.interrupt(e, errCancelledByUser)
 	}
 }

@@ -124,6 +124,6 @@ func (n *Node) handBack(kinds []string, cause error) {
 	}
 	n.mu.Unlock()
 	for _, e := range stop {
-		e.cancel(cause)
+		n.interrupt(e, cause)
 	}
 }

@@ -38,18 +38,42 @@ var (
 	consumerSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 )
 
-func newTracer(tp trace.TracerProvider) trace.Tracer {
+// tracer starts rota's spans. One made from the global provider starts none while the program
+// has installed no provider and the context carries no trace: the global provider's placeholder
+// spans record nothing and carry nothing then, but each costs allocations, and an attempt's
+// allocations are what a drain's garbage collector works for.
+type tracer struct {
+	trace.Tracer
+	global bool // made from the global provider
+}
+
+// unsetProvider is the global provider as it is before a program installs one: a package's
+// variables are set before any init function of the packages that import it runs.
+var unsetProvider = otel.GetTracerProvider()
+
+// noSpan is the span that does nothing: the one of a context without a span.
+var noSpan = trace.SpanFromContext(context.Background())
+
+func newTracer(tp trace.TracerProvider) tracer {
 	if tp == nil {
-		tp = otel.GetTracerProvider()
+		return tracer{Tracer: otel.GetTracerProvider().Tracer(tracerName), global: true}
 	}
-	return tp.Tracer(tracerName)
+	return tracer{Tracer: tp.Tracer(tracerName)}
+}
+
+// Start starts a span, unless there is nothing to record or carry (see tracer).
+func (t tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if t.global && otel.GetTracerProvider() == unsetProvider && !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, noSpan
+	}
+	return t.Tracer.Start(ctx, name, opts...)
 }
 
 // startInsert starts the span of one insert call and writes its context into the jobs'
 // metadata.
 func (c *Client) startInsert(ctx context.Context, params []store.InsertParams) (context.Context, trace.Span) {
 	if len(params) == 0 {
-		return ctx, trace.SpanFromContext(context.Background()) // a span that records nothing
+		return ctx, noSpan
 	}
 	name := "insert"
 	queue := params[0].Queue

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // traced starts a node whose spans, and its client's, go to the returned recorder.
@@ -95,6 +97,36 @@ func TestNoTracingLeavesMetadataAlone(t *testing.T) {
 	if md := b.get(t, job.ID).Metadata; len(md) != 0 {
 		t.Fatalf("metadata %s, want none", md)
 	}
+}
+
+// A node made before the program installs a tracer provider traces once one is installed: rota
+// starts no span while the global provider is unset, and must notice when it no longer is.
+func TestGlobalProviderInstalledLater(t *testing.T) {
+	inHandler := make(chan trace.SpanContext, 2)
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		inHandler <- trace.SpanContextFromContext(ctx)
+		return nil
+	}, nil)
+	b.insert(t, testArgs{N: 1}, nil)
+	b.event(t, EventJobCompleted)
+	if sc := recv(t, inHandler); sc.IsValid() {
+		t.Fatalf("before any provider the handler's context holds span %v", sc)
+	}
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		_ = tp.Shutdown(context.Background())
+	})
+	b.insert(t, testArgs{N: 2}, nil)
+	b.event(t, EventJobCompleted)
+	work := spanNamed(t, rec, "work test")
+	if got := recv(t, inHandler); got.SpanID() != work.SpanContext().SpanID() {
+		t.Fatalf("the handler's context holds span %v, want the attempt's %v", got.SpanID(), work.SpanContext().SpanID())
+	}
+	spanNamed(t, rec, "insert default")
 }
 
 func TestWithTraceContext(t *testing.T) {

@@ -56,6 +56,9 @@ type Completer struct {
 
 	mu      sync.Mutex
 	pending []item
+	// spare is the array of the last batch taken whole, once written: the next outcomes are
+	// added to it rather than to a new array grown from nothing each batch.
+	spare []item
 	// writing is how many outcomes the write in flight carries: they are outstanding too.
 	writing int
 	wake    chan struct{}
@@ -94,9 +97,8 @@ func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 		if ctx.Err() != nil {
 			return // what is pending is the rescuer's now
 		}
-		batch := c.take()
-		if len(batch) > 0 {
-			c.write(ctx, batch)
+		if batch, whole := c.take(); len(batch) > 0 {
+			c.write(ctx, batch, whole)
 			continue
 		}
 		select {
@@ -111,22 +113,35 @@ func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 	}
 }
 
-func (c *Completer) take() []item {
+// take hands over up to BatchMax pending outcomes; whole says they were all of them, so that
+// the array they are in is the batch's alone.
+func (c *Completer) take() (batch []item, whole bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := min(len(c.pending), BatchMax)
-	batch := c.pending[:n:n]
-	c.pending = c.pending[n:]
 	c.writing = n
-	return batch
+	if n == len(c.pending) {
+		batch = c.pending
+		c.pending, c.spare = c.spare[:0], nil
+		return batch, true
+	}
+	batch = c.pending[:n:n]
+	c.pending = c.pending[n:]
+	return batch, false
 }
 
 // write records batch, retrying until it is written or ctx ends, and then marks nothing in
-// flight.
-func (c *Completer) write(ctx context.Context, batch []item) {
+// flight. A batch that was all that was pending leaves its array as the spare.
+func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 	c.writeBatch(ctx, batch)
+	if whole {
+		clear(batch) // let go of the outcomes and callbacks
+	}
 	c.mu.Lock()
 	c.writing = 0
+	if whole && c.spare == nil {
+		c.spare = batch[:0]
+	}
 	c.mu.Unlock()
 }
 

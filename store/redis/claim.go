@@ -45,7 +45,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if len(reply) != 2 {
 		return nil, nil // paused, or no kinds
 	}
-	rows, err := decodeJobs(reply[1])
+	rows, err := decodePackedJobs(reply[1])
 	if err != nil {
 		return nil, fmt.Errorf("redis: claim: %w", err)
 	}

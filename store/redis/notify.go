@@ -123,7 +123,7 @@ func (l *listener) dispatch(payload string) {
 		}
 		l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert, Queue: rest}})
 	case "f":
-		var out []store.Notification
+		out := make([]store.Notification, 0, strings.Count(rest, ",")+1)
 		for f := range strings.SplitSeq(rest, ",") {
 			id, err := strconv.ParseInt(f, 10, 64)
 			if err != nil {
