@@ -58,7 +58,7 @@ func TestClaimRowsAsGetReadsThem(t *testing.T) {
 func TestReadPackedRefusesMalformedRows(t *testing.T) {
 	good := "\x94\xa1k\xa1a\xa1s\xd9\x03run" // ["k", "a", "s", "run"] with a str 8
 	var f jobFields
-	if err := readPacked(good, &f); err != nil || f.k != "a" || f.s != "run" {
+	if err := readPacked(good, &f); err != nil || f.v[fKind] != "a" || f.v[fState] != "run" {
 		t.Fatalf("good row: %v, fields %+v", err, f)
 	}
 	for name, bad := range map[string]string{

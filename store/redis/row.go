@@ -113,11 +113,51 @@ func jsonText(s string) string {
 // map per row was a tenth of what a drain allocated, and the garbage collector's work follows
 // what is allocated.
 type jobFields struct {
-	i, k, q, s, p, a, m, r, x, c, t, z, f, o, l, ab, cr, u, sc, A, T, M, R, E, W, st, D, ig string
+	v   [numFields]string
+	has [numFields]bool // which were there (A and R may be, and empty)
+	n   int             // fields read
+}
 
-	// n counts the fields read; hasA and hasR say A and R were there, which may be empty.
-	n          int
-	hasA, hasR bool
+// The fields of a job hash this build reads, in jobFields.v.
+const (
+	fID = iota
+	fKind
+	fQueue
+	fState
+	fPriority
+	fAttempt
+	fMaxAttempts
+	fRunAt
+	fExpiresAt
+	fCreatedAt
+	fAttemptedAt
+	fFinalizedAt
+	fFence
+	fOwner
+	fLeaseUntil
+	fAttemptedBy
+	fCancelRequested
+	fUniqueKey
+	fSchedule
+	fArgs
+	fTags
+	fMetadata
+	fResult
+	fErrors
+	fWorkflow
+	fStep
+	fDependsOn
+	fIgnoreFailedDeps
+	numFields
+)
+
+// fieldSlot is where each field name's value goes (see the layout above).
+var fieldSlot = map[string]int{
+	"i": fID, "k": fKind, "q": fQueue, "s": fState, "p": fPriority, "a": fAttempt, "m": fMaxAttempts,
+	"r": fRunAt, "x": fExpiresAt, "c": fCreatedAt, "t": fAttemptedAt, "z": fFinalizedAt, "f": fFence,
+	"o": fOwner, "l": fLeaseUntil, "ab": fAttemptedBy, "cr": fCancelRequested, "u": fUniqueKey,
+	"sc": fSchedule, "A": fArgs, "T": fTags, "M": fMetadata, "R": fResult, "E": fErrors,
+	"W": fWorkflow, "st": fStep, "D": fDependsOn, "ig": fIgnoreFailedDeps,
 }
 
 // set records one field; a field that comes twice takes its later value (a claim hands back
@@ -125,63 +165,8 @@ type jobFields struct {
 // know are left out.
 func (f *jobFields) set(k, v string) {
 	f.n++
-	switch k {
-	case "i":
-		f.i = v
-	case "k":
-		f.k = v
-	case "q":
-		f.q = v
-	case "s":
-		f.s = v
-	case "p":
-		f.p = v
-	case "a":
-		f.a = v
-	case "m":
-		f.m = v
-	case "r":
-		f.r = v
-	case "x":
-		f.x = v
-	case "c":
-		f.c = v
-	case "t":
-		f.t = v
-	case "z":
-		f.z = v
-	case "f":
-		f.f = v
-	case "o":
-		f.o = v
-	case "l":
-		f.l = v
-	case "ab":
-		f.ab = v
-	case "cr":
-		f.cr = v
-	case "u":
-		f.u = v
-	case "sc":
-		f.sc = v
-	case "A":
-		f.A, f.hasA = v, true
-	case "T":
-		f.T = v
-	case "M":
-		f.M = v
-	case "R":
-		f.R, f.hasR = v, true
-	case "E":
-		f.E = v
-	case "W":
-		f.W = v
-	case "st":
-		f.st = v
-	case "D":
-		f.D = v
-	case "ig":
-		f.ig = v
+	if i, ok := fieldSlot[k]; ok {
+		f.v[i], f.has[i] = v, true
 	}
 }
 
@@ -237,37 +222,37 @@ func (f *jobFields) job() (*store.JobRow, error) {
 		return t
 	}
 	j := &store.JobRow{
-		ID: num("i", f.i), Kind: f.k, Queue: f.q, State: store.State(f.s),
-		Priority: int(num("p", f.p)), Attempt: int(num("a", f.a)), MaxAttempts: int(num("m", f.m)),
-		RunAt: at("r", f.r), ExpiresAt: at("x", f.x), UniqueKey: f.u, Schedule: f.sc,
-		CreatedAt: at("c", f.c), AttemptedAt: at("t", f.t), FinalizedAt: at("z", f.z),
-		Owner: f.o, AttemptedBy: f.ab, LeaseUntil: at("l", f.l), Fence: num("f", f.f), CancelRequested: f.cr != "",
+		ID: num("i", f.v[fID]), Kind: f.v[fKind], Queue: f.v[fQueue], State: store.State(f.v[fState]),
+		Priority: int(num("p", f.v[fPriority])), Attempt: int(num("a", f.v[fAttempt])), MaxAttempts: int(num("m", f.v[fMaxAttempts])),
+		RunAt: at("r", f.v[fRunAt]), ExpiresAt: at("x", f.v[fExpiresAt]), UniqueKey: f.v[fUniqueKey], Schedule: f.v[fSchedule],
+		CreatedAt: at("c", f.v[fCreatedAt]), AttemptedAt: at("t", f.v[fAttemptedAt]), FinalizedAt: at("z", f.v[fFinalizedAt]),
+		Owner: f.v[fOwner], AttemptedBy: f.v[fAttemptedBy], LeaseUntil: at("l", f.v[fLeaseUntil]), Fence: num("f", f.v[fFence]), CancelRequested: f.v[fCancelRequested] != "",
 	}
-	if f.hasA {
-		j.Args = []byte(f.A)
+	if f.has[fArgs] {
+		j.Args = []byte(f.v[fArgs])
 	}
-	if f.M != "" {
-		j.Metadata = []byte(f.M)
+	if f.v[fMetadata] != "" {
+		j.Metadata = []byte(f.v[fMetadata])
 	}
-	if f.hasR {
-		j.Result = []byte(f.R)
+	if f.has[fResult] {
+		j.Result = []byte(f.v[fResult])
 	}
-	if f.T != "" {
-		if err := json.Unmarshal([]byte(f.T), &j.Tags); err != nil && firstErr == nil {
+	if f.v[fTags] != "" {
+		if err := json.Unmarshal([]byte(f.v[fTags]), &j.Tags); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("tags: %w", err)
 		}
 	}
-	j.Workflow, j.Step, j.IgnoreFailedDeps = f.W, f.st, f.ig != ""
-	if f.D != "" {
-		ids, err := parseIDs(f.D)
+	j.Workflow, j.Step, j.IgnoreFailedDeps = f.v[fWorkflow], f.v[fStep], f.v[fIgnoreFailedDeps] != ""
+	if f.v[fDependsOn] != "" {
+		ids, err := parseIDs(f.v[fDependsOn])
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("dependencies: %w", err)
 		}
 		j.DependsOn = ids
 	}
-	if f.E != "" {
-		sc := bufio.NewScanner(strings.NewReader(f.E))
-		sc.Buffer(nil, len(f.E)+1)
+	if f.v[fErrors] != "" {
+		sc := bufio.NewScanner(strings.NewReader(f.v[fErrors]))
+		sc.Buffer(nil, len(f.v[fErrors])+1)
 		for sc.Scan() {
 			var l errorLine
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
@@ -281,7 +266,7 @@ func (f *jobFields) job() (*store.JobRow, error) {
 		}
 	}
 	if firstErr != nil {
-		return nil, fmt.Errorf("job %s: %w", f.i, firstErr)
+		return nil, fmt.Errorf("job %s: %w", f.v[fID], firstErr)
 	}
 	return j, nil
 }
