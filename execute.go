@@ -24,7 +24,9 @@ type execution struct {
 	timeout time.Duration
 	start   time.Time
 	ctx     context.Context
-	cancel  context.CancelCauseFunc
+	// cancel ends ctx; while the attempt runs, cancel it through Node.interrupt, which also
+	// arms the grace its handler has to return.
+	cancel context.CancelCauseFunc
 	// ended is set once, by whoever ends the attempt: the runner when the handler returns, or
 	// abandon when the handler outlived its grace. The other one then leaves the job alone.
 	ended atomic.Bool
@@ -35,7 +37,7 @@ type execution struct {
 	result []byte
 	// span is the attempt's trace span, from the runner's start on it; nil before.
 	span  trace.Span
-	grace clockwork.Timer // running once the context is done, until the attempt ends
+	grace clockwork.Timer // armed by the first interrupt, until the attempt ends
 }
 
 // freeSlot gives back the attempt's slot, once, if it holds one.

@@ -16,31 +16,14 @@ import (
 var errPacked = errors.New("malformed packed row")
 
 // decodePackedJobs reads a claim's list of packed rows.
-func decodePackedJobs(v any) ([]*store.JobRow, error) {
-	list, _ := v.([]any)
-	out := make([]*store.JobRow, 0, len(list))
-	for _, x := range list {
-		packed, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("job: unexpected reply %T", x)
-		}
-		var f jobFields
-		if err := readPacked(packed, &f); err != nil {
-			return nil, fmt.Errorf("job: %w", err)
-		}
-		j, err := f.job()
-		if err != nil {
-			return nil, err
-		}
-		if j != nil {
-			out = append(out, j)
-		}
-	}
-	return out, nil
-}
+func decodePackedJobs(v any) ([]*store.JobRow, error) { return decodeListWith(v, readPacked) }
 
 // readPacked reads a packed row into f.
-func readPacked(s string, f *jobFields) error {
+func readPacked(v any, f *jobFields) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("unexpected reply %T", v)
+	}
 	n, s, err := packedArray(s)
 	if err != nil {
 		return err

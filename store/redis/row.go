@@ -190,9 +190,12 @@ func readFields(v any, f *jobFields) error {
 }
 
 // decodeJob reads a job hash; nil (with no error) when the hash is empty.
-func decodeJob(v any) (*store.JobRow, error) {
+func decodeJob(v any) (*store.JobRow, error) { return decodeWith(v, readFields) }
+
+// decodeWith reads one row with read (readFields for a hash, readPacked for a claim's row).
+func decodeWith(v any, read func(any, *jobFields) error) (*store.JobRow, error) {
 	var f jobFields
-	if err := readFields(v, &f); err != nil {
+	if err := read(v, &f); err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
 	return f.job()
@@ -272,11 +275,14 @@ func (f *jobFields) job() (*store.JobRow, error) {
 }
 
 // decodeJobs reads a list of job hashes.
-func decodeJobs(v any) ([]*store.JobRow, error) {
+func decodeJobs(v any) ([]*store.JobRow, error) { return decodeListWith(v, readFields) }
+
+// decodeListWith reads a list of rows with read, leaving out empty ones.
+func decodeListWith(v any, read func(any, *jobFields) error) ([]*store.JobRow, error) {
 	list, _ := v.([]any)
 	out := make([]*store.JobRow, 0, len(list))
 	for _, x := range list {
-		j, err := decodeJob(x)
+		j, err := decodeWith(x, read)
 		if err != nil {
 			return nil, err
 		}
