@@ -19,7 +19,7 @@ import (
 //	by (the latest claim's owner, absent in jobs claimed before it existed), cr cancel requested, u unique key, us unique states (",s1,s2,", emptied when the job gives
 //	its key up), sc schedule, A args, T tags (JSON), M metadata, R result, E errors (JSON lines),
 //	W workflow, st step, D dependencies (comma-separated ids, in order), ig ignores failed
-//	dependencies, dn how many it still waits for (read only while pending), dp has or had dependents
+//	dependencies, dn how many it still waits for (read only while pending; absent: one), dp has or had dependents
 //	(deps.go).
 //
 // An error line is {"a": attempt, "t": at, "e": error, "r": trace, "n": node, "d": duration µs}.

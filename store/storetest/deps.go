@@ -25,6 +25,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"RetryPendingRunsNow":           testRetryPending,
 	"SupersedePending":              testSupersedePending,
 	"FanOutFanIn":                   testFanOutFanIn,
+	"MixedEndsInOneCall":            testMixedEndsInOneCall,
 	"MixedInsert":                   testMixedInsert,
 	"WorkflowsListed":               testWorkflowsListed,
 	"WorkflowGoesWithItsSteps":      testWorkflowGoesWithSteps,
@@ -442,6 +443,35 @@ func testFanOutFanIn(t *testing.T, e *env) {
 		}
 	}
 	wantState(t, e.get(sink.ID), store.StateAvailable)
+}
+
+// Dependencies that end in one call, one completed and one failed, in either order, cancel
+// their dependent with the failed one's name; one that waited for the completed one alone is
+// released by the same call.
+func testMixedEndsInOneCall(t *testing.T, e *env) {
+	for _, failedFirst := range []bool{false, true} {
+		a, b := e.insertOne(job("k")), e.insertOne(job("k"))
+		both, onlyA := e.insertOne(after(a.ID, b.ID)), e.insertOne(after(a.ID))
+		claimed := e.claim("default", 10)
+		if len(claimed) != 2 {
+			t.Fatalf("claimed %v, want jobs %d and %d", ids(claimed), a.ID, b.ID)
+		}
+		outs := make([]store.Outcome, 0, 2)
+		for _, c := range claimed {
+			o := store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateCompleted}
+			if c.ID == b.ID {
+				o.State = store.StateDiscarded
+			}
+			outs = append(outs, o)
+		}
+		if failedFirst != (outs[0].ID == b.ID) {
+			outs[0], outs[1] = outs[1], outs[0]
+		}
+		e.complete(outs...)
+		wantDepCancelled(t, e, both.ID, b.ID, store.StateDiscarded)
+		wantState(t, e.get(onlyA.ID), store.StateAvailable)
+		e.finish(onlyA.ID, store.StateCompleted)
+	}
 }
 
 // Workflows counts steps by state, newest workflow first, one by id, in pages; List finds a

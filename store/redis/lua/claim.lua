@@ -108,7 +108,7 @@ end
 -- A taken job is kept as columns (its id, kind, attempt, fence, workflow and ready-set member),
 -- not as a table per job (~1 µs each in this Lua); only a job with an expiry, a unique key or a
 -- schedule, which goes through move(), gets its table, in gen.
-local nt, tId, tKind, tA, tF, tW, tMember, tRow, gen = 0, {}, {}, {}, {}, {}, {}, {}, {}
+local nt, tId, tKind, tA, tF, tW, tMember, tRow, tPos, gen = 0, {}, {}, {}, {}, {}, {}, {}, {}, {}
 local expired = {}
 -- job is the table move() takes for a job read by the merge (v: its fields picked below).
 local function job(id, k, v, best)
@@ -132,13 +132,21 @@ while budget > 0 do
   -- The member's id part without its zeros: one pattern match, not a round trip through a number.
   local id = string.match(best, '^0*(%d+)', 17)
   -- The job is read whole, once: the fields the claim decides by are picked out of it here,
-  -- and the same reply, with what the claim writes appended, is the row it hands back (a second
-  -- read per job cost more than the picking).
+  -- and the same reply, with the new attempt and fence written into it, is the row it hands back
+  -- (a second read per job cost more than the picking). v[10] and v[11] are where the attempt's
+  -- and the fence's values are in the reply.
   local flat = redis.call('HGETALL', jkey(id))
-  local v = {false, false, false, false, false, false, false, false, false}
+  local v = {false, false, false, false, false, false, false, false, false, false, false}
   for i = 1, #flat, 2 do
     local slot = PICKED[flat[i]]
-    if slot then v[slot] = flat[i + 1] end
+    if slot then
+      v[slot] = flat[i + 1]
+      if slot == 2 then
+        v[10] = i + 1
+      elseif slot == 3 then
+        v[11] = i + 1
+      end
+    end
   end
   if v[1] == 'available' then
     local k = bit.kind
@@ -148,7 +156,7 @@ while budget > 0 do
       expired[#expired + 1] = h
     else
       nt = nt + 1
-      tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt], tRow[nt] = id, k, v[2], v[3], v[8], best, flat
+      tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt], tRow[nt], tPos[nt] = id, k, v[2], v[3], v[8], best, flat, v
       if v[4] or v[5] or v[7] then gen[nt] = job(id, k, v, best) end
       budget = budget - 1
       if caps[k] then
@@ -170,7 +178,7 @@ local until_ = fmt(NOW + lease)
 -- Plain jobs (no expiry, unique key or schedule) get exactly what move() writes for them, as
 -- lists sent in one variadic call per key after the loop: move()'s generic tables and the
 -- per-job index calls cost more than the writes themselves here, the hottest script.
-local plain, byKind = {}, {}
+local plain, byKind, wr = {}, {}, wfRun('available')
 for j = 1, nt do
   local id, k, f = tId[j], tKind[j], tF[j]
   local fence = NOWS
@@ -182,11 +190,21 @@ for j = 1, nt do
     rows[#rows + 1] = false -- read once every write is made (settleKey may change it)
   else
     redis.call('HSET', jkey(id), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'ab', owner, 'l', until_, 't', NOWS)
-    -- Its row is what the merge read, with the attempt and fence written after it (a later
-    -- field of a hash's reply wins in decodeJob); the caller sets what it knows (see the reply).
-    local r = tRow[j]
-    local n = #r
-    r[n + 1], r[n + 2], r[n + 3], r[n + 4] = 'a', a, 'f', fence
+    -- Its row is what the merge read, with the attempt and fence written in their places (or
+    -- after it, when the hash had none: a later field of a hash's reply wins in decodeJob); the
+    -- caller sets what it knows (see the reply). Appended to every row, they made the node decode
+    -- two fields twice, and a workflow step's row of 30 values outgrow its table's 32 slots.
+    local r, pos = tRow[j], tPos[j]
+    if pos[10] then
+      r[pos[10]] = a
+    else
+      r[#r + 1], r[#r + 2] = 'a', a
+    end
+    if pos[11] then
+      r[pos[11]] = fence
+    else
+      r[#r + 1], r[#r + 2] = 'f', fence
+    end
     rows[#rows + 1] = r
     plain[#plain + 1] = id
     local g = byKind[k]
@@ -196,11 +214,12 @@ for j = 1, nt do
     end
     g.members[#g.members + 1] = tMember[j]
     g.ids[#g.ids + 1] = id
-    if tW[j] then wfDelta(tW[j], 'available', 'running') end
+    if tW[j] then wfRunAdd(wr, tW[j], 'running') end
   end
   perKind[k] = (perKind[k] or 0) + 1
   ids[#ids + 1] = id
 end
+wfRunFlush(wr)
 local function record(u, n)
   if u and u.rate > 0 and n > 0 then
     local seq = redis.call('INCR', P .. 'rseq')

@@ -26,6 +26,7 @@ end
 -- The groups the last plain outcome went to, by its queue and state, owner and kind: a batch's
 -- outcomes nearly all share them, and looking them up again per job cost more than adding to them.
 local cq, cto, co, ck, gRun, gFinQ, gFin, gOwn, gKr
+local wr = wfRun('running')
 -- Outcomes read only job hashes and uq, never an index, so the index writes go out together.
 deferIndex()
 local pos = 7
@@ -67,13 +68,20 @@ for j = 0, n - 1 do
       end
       local dp = v[10]
       if dp then
-        -- Its one dependent's edge is taken in this write (see takeEdges).
-        local taken = inlineEdge(dp) ~= nil
-        if taken then
+        -- Its one dependent's edge is taken in this write (see takeEdges); a completion counts
+        -- that dependent off directly (countOff), the rest go through the queue.
+        local one = inlineEdge(dp)
+        if one then
           set[#set + 1] = 'dp'
           set[#set + 1] = '1'
+          if to == 'completed' then
+            countOff(one)
+          else
+            DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp, taken = true}
+          end
+        else
+          DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp}
         end
-        DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp, taken = taken}
       end
       redis.call('HSET', jk, unpack(set))
       -- Deleted, not emptied in the HSET: that saved ~0.7 µs of Redis per job but kept 30
@@ -93,7 +101,7 @@ for j = 0, n - 1 do
       gFinQ[#gFinQ + 1], gFinQ[#gFinQ + 2] = id, id
       gFin[#gFin + 1], gFin[#gFin + 2] = NOWS, id
       FINALS[#FINALS + 1] = id
-      if v[11] then wfDelta(v[11], 'running', to) end
+      if v[11] then wfRunAdd(wr, v[11], to) end
     else
       local h = {i = id, s = v[1], f = v[2], q = v[4], k = v[5], a = a}
       if v[3] then h.cr = v[3] end
@@ -127,6 +135,7 @@ for j = 0, n - 1 do
     applied[#applied + 1] = 0
   end
 end
+wfRunFlush(wr)
 flushIndex()
 if #plain > 0 then
   variadic('ZREM', P .. 'run', plain)

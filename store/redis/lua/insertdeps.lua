@@ -76,7 +76,9 @@ local function waitOn(h, x, ids, state)
   end
   if #wait == 0 then return state end
   for _, d in ipairs(wait) do addEdge(d, h.i) end
-  h.dn = fmt(#wait)
+  -- dn is written only above one: most dependents wait for one job (a fan-out's steps), and a
+  -- field fewer in each of their hashes is less for every claim and completion to read.
+  if #wait > 1 then h.dn = fmt(#wait) end
   return 'pending'
 end
 
@@ -86,7 +88,7 @@ end
 -- the fields it changes are read: a batch's callback gains its dependencies one insert at a time.
 local function join(of, d, s, dup)
   local k = jkey(of)
-  local v = redis.call('HMGET', k, 's', 'D', 'ig')
+  local v = redis.call('HMGET', k, 's', 'D', 'ig', 'dn')
   if v[1] ~= 'pending' then return end
   local deps = d
   if v[2] then
@@ -95,8 +97,7 @@ local function join(of, d, s, dup)
   end
   if not FINAL[s] then
     addEdge(d, of)
-    redis.call('HSET', k, 'D', deps)
-    redis.call('HINCRBY', k, 'dn', 1)
+    redis.call('HSET', k, 'D', deps, 'dn', fmt(tonumber(v[4] or '1') + 1))
   elseif s == 'completed' or v[3] then
     redis.call('HSET', k, 'D', deps)
   else

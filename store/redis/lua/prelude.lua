@@ -10,6 +10,7 @@
 -- rounds them to 14 digits, so every number written goes through fmt.
 local KEYS, ARGV, P, NOW, NOWS
 local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, DEFER, IXPEND, IXLAST, WFD, WFDROP, RELQ, PARKED, EDGES
+local COUNTED, COUNTORDER, RELW
 local function fmt(n) return string.format('%d', n) end
 local function begin(keys, args)
   KEYS, ARGV, P = keys, args, args[1]
@@ -25,6 +26,8 @@ local function begin(keys, args)
   WFD, WFDROP = {}, {}
   PARKED = false
   EDGES = {}
+  COUNTED, COUNTORDER = {}, {}
+  RELW = false
 end
 
 local STATES = {'available', 'scheduled', 'pending', 'running', 'retryable', 'completed', 'cancelled', 'discarded', 'expired'}
@@ -248,14 +251,33 @@ end
 -- and wfc:<id> (its steps per state), kept by whatever adds, moves or drops a step (h.W). The
 -- changes to the counts are gathered in WFD and written by finish(), once per workflow and
 -- state: a release of many steps, or a claim of many, is not two writes per step.
-local function wfDelta(w, from, to)
+-- wfDelta moves n steps (one when nil) of workflow w from one state to another.
+local function wfDelta(w, from, to, n)
+  n = n or 1
   local d = WFD[w]
   if not d then
     d = {}
     WFD[w] = d
   end
-  if from then d[from] = (d[from] or 0) - 1 end
-  if to then d[to] = (d[to] or 0) + 1 end
+  if from then d[from] = (d[from] or 0) - n end
+  if to then d[to] = (d[to] or 0) + n end
+end
+-- A wfRun counts consecutive moves of one workflow's steps between the same two states and
+-- hands them to wfDelta at once: the steps a claim, a completion or a release moves together
+-- nearly all belong to one workflow, and a wfDelta per step cost more than the counting.
+local function wfRun(from)
+  return {from = from, w = false, to = false, n = 0}
+end
+local function wfRunFlush(r)
+  if r.w then wfDelta(r.w, r.from, r.to, r.n) end
+  r.w, r.n = false, 0
+end
+local function wfRunAdd(r, w, to)
+  if w ~= r.w or to ~= r.to then
+    wfRunFlush(r)
+    r.w, r.to = w, to
+  end
+  r.n = r.n + 1
 end
 -- flushWorkflows writes the gathered counts, and forgets the workflows whose last step went.
 local function flushWorkflows()
@@ -416,10 +438,14 @@ local function releasePlain(id, v)
   local jk = jkey(id)
   -- dn is read only while a job is pending: it stays, which costs less than deleting it.
   redis.call('HSET', jk, 's', 'available', 'r', NOWS)
-  if v[D_WORKFLOW] then wfDelta(v[D_WORKFLOW], 'pending', 'available') end
+  if v[D_WORKFLOW] then
+    if not RELW then RELW = wfRun('pending') end
+    wfRunAdd(RELW, v[D_WORKFLOW], 'available')
+  end
   RELEASED[q] = true
 end
 local function flushReleased()
+  if RELW then wfRunFlush(RELW) end
   for q, g in pairs(RELQ) do
     variadic('ZREM', P .. 'sq:pending:' .. q, g.ids)
     variadic('ZADD', P .. 'sq:available:' .. q, g.byId)
@@ -516,10 +542,22 @@ local function takeEdges(e, budget)
   return ids
 end
 
--- settleDeps resolves the dependents of every job in DEPQ: completions (or any ends, for a
--- dependent that ignores failed dependencies) take as many off what it waits for and release
--- it at zero, and so does a delete for such a dependent, for which the job has ended; any other
--- end, or a delete, cancels it, which queues its own dependents in turn.
+-- countOff counts dependent x off once for a completion whose edge to it the caller took: a
+-- fan-in's steps, thousands per call, count their one dependent off without a DEPQ entry each.
+local function countOff(x)
+  local c = COUNTED[x]
+  if not c then
+    c = 0
+    COUNTORDER[#COUNTORDER + 1] = x
+  end
+  COUNTED[x] = c + 1
+end
+
+-- settleDeps resolves the dependents of every job in DEPQ, and those countOff counted:
+-- completions (or any ends, for a dependent that ignores failed dependencies) take as many off
+-- what it waits for and release it at zero, and so does a delete for such a dependent, for
+-- which the job has ended; any other end, or a delete, cancels it, which queues its own
+-- dependents in turn.
 -- The queue is walked in rounds, not recursed, so a chain of any length settles without a
 -- recursion. One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten
 -- thousand steps does not hold Redis for the whole of its release: the rest is parked (park)
@@ -531,16 +569,19 @@ end
 -- that stays above zero is all that is written. The flag dp stays (a later end finds the set
 -- empty), and the index writes of a fan-out's release go out together: this reads no index.
 local function settleDeps()
-  if #DEPQ == 0 then return end
+  if #DEPQ == 0 and #COUNTORDER == 0 then return end
   local own = not DEFER
   if own then deferIndex() end
   local budget = tonumber(ARGV[#ARGV - 2])
   local n = 1
-  while n <= #DEPQ do
+  -- Per dependent: how many of its edges ended, and the first end that failed (a sparse
+  -- table: few dependents have one). The first round starts from what countOff counted; its
+  -- edges were taken whatever the budget, as takeEdges takes an inline one.
+  local order, count, failed = COUNTORDER, COUNTED, {}
+  for _, id in ipairs(order) do budget = budget - count[id] end
+  COUNTED, COUNTORDER = {}, {}
+  while n <= #DEPQ or #order > 0 do
     local last = #DEPQ
-    -- Per dependent: how many of its edges ended, and the first end that failed (a sparse
-    -- table: few dependents have one).
-    local order, count, failed = {}, {}, {}
     while n <= last do
       local e = DEPQ[n]
       n = n + 1
@@ -573,6 +614,7 @@ local function settleDeps()
         end
       end
     end
+    order, count, failed = {}, {}, {}
   end
   DEPQ = {}
   flushReleased()

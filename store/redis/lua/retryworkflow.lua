@@ -70,7 +70,7 @@ for _, id in ipairs(failed) do
     local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
     if h.x and tonumber(h.x) <= NOW then f.x = false end
     if wait > 0 then
-      f.dn = fmt(wait)
+      if wait > 1 then f.dn = fmt(wait) end -- absent: one (see waitOn)
       move(h, 'pending', f)
     else
       move(h, 'available', f)
