@@ -48,7 +48,11 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 func (s *Store) insertNow(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	var replies []any
 	if len(params) <= insertChunk || hasDeps(params) {
-		v, err := s.run(ctx, scriptInsert, insertArgs(s.origin, params)...)
+		sc := scriptInsert
+		if oneRun(params) {
+			sc = scriptInsertRun
+		}
+		v, err := s.run(ctx, sc, insertArgs(s.origin, params)...)
 		if err != nil {
 			return nil, err
 		}
@@ -136,6 +140,17 @@ func appendJobs(args []any, params []store.InsertParams) []any {
 // plain reports whether p goes in a run: no unique key, expiry, schedule or dependency fields.
 func plain(p store.InsertParams) bool {
 	return p.UniqueKey == "" && p.ExpiresAt.IsZero() && p.Schedule == "" && !depFields(p)
+}
+
+// oneRun reports whether params are one run of plain jobs (appendJobs), which the leaner
+// insertrun script takes.
+func oneRun(params []store.InsertParams) bool {
+	for _, p := range params {
+		if !plain(p) || !sameRun(params[0], p) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameRun reports whether plain jobs p and q share every field a run sends once.

@@ -148,6 +148,7 @@ var (
 	scriptIdentity     = newScript("identity")
 	scriptNow          = newScript("now")
 	scriptInsert       = newScript("insert", "insertdeps", "insertlib")
+	scriptInsertRun    = newScript("insertrun", "insertdeps", "insertlib")
 	scriptClaim        = newScript("claim").waitingIf(claimLimited)
 	scriptHeartbeat    = newScript("heartbeat")
 	scriptComplete     = newScript("complete")
@@ -185,7 +186,7 @@ var (
 
 // allScripts are the library's functions.
 var allScripts = []*script{
-	scriptMigrate, scriptIdentity, scriptNow, scriptInsert, scriptClaim, scriptHeartbeat,
+	scriptMigrate, scriptIdentity, scriptNow, scriptInsert, scriptInsertRun, scriptClaim, scriptHeartbeat,
 	scriptComplete, scriptRescueFind, scriptRescue, scriptGet, scriptList, scriptCancel,
 	scriptRetry, scriptDelete, scriptPrune, scriptStats, scriptLoad, scriptPause, scriptLimitSet,
 	scriptLimitList, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,

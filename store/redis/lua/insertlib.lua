@@ -40,6 +40,47 @@ local function flushPlain()
   end
   byQueue = {}
 end
+-- insertRun writes the run of plain jobs whose 'P' record starts at ARGV[b], directly, its
+-- index writes gathered in lists (see plainIndex), with ids from newId. known holds the queues
+-- the call added to the queues set (once each, not once per job), avail those given available
+-- jobs; ids, when set, takes each new id by its job index, from j. It returns where the next
+-- record starts and the next job index.
+local function insertRun(b, newId, known, avail, ids, j)
+  local k, q, p, m, r, tags, meta = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
+    ARGV[b + 6], ARGV[b + 7]
+  local last = b + 8 + tonumber(ARGV[b + 8])
+  local state = 'available'
+  if r == '' then
+    r = NOWS
+  elseif tonumber(r) > NOW then
+    state = 'scheduled'
+  end
+  if not known[q] then
+    known[q] = true
+    redis.call('SADD', P .. 'queues', q)
+  end
+  if state == 'available' then avail[q] = true end
+  -- Tags and metadata, the run's alike, when it has them.
+  local extra = {}
+  if tags ~= '' then extra[#extra + 1], extra[#extra + 2] = 'T', tags end
+  if meta ~= '' then extra[#extra + 1], extra[#extra + 2] = 'M', meta end
+  for a = b + 9, last do
+    local id = newId()
+    -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
+    local jk = jkey(id)
+    redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[a], 'p', p, 'm', m, 'r', r,
+      's', state, 'a', '0', 'f', '0', 'c', NOWS)
+    if #extra > 0 then redis.call('HSET', jk, unpack(extra)) end
+    plainIndex(q, k, p, r, id, state)
+    if ids then
+      ids[j] = id
+      EDGES[id] = false -- new: no dependents to read (addEdge)
+    end
+    j = j + 1
+  end
+  return last + 1, j
+end
+
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
   -- The call's ids are taken from seq in one INCRBY of n, at its first new job, and what its
@@ -75,40 +116,7 @@ local function insertJobs(base, n)
   b, j = base, 0
   while j < n do
     if ARGV[b] == 'P' then
-      -- A run: written directly, its index writes gathered in lists (see plainIndex).
-      local k, q, p, m, r, tags, meta = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5],
-        ARGV[b + 6], ARGV[b + 7]
-      local last = b + 8 + tonumber(ARGV[b + 8])
-      local state = 'available'
-      if r == '' then
-        r = NOWS
-      elseif tonumber(r) > NOW then
-        state = 'scheduled'
-      end
-      if not known[q] then
-        known[q] = true
-        redis.call('SADD', P .. 'queues', q)
-      end
-      if state == 'available' then avail[q] = true end
-      -- Tags and metadata, the run's alike, when it has them.
-      local extra = {}
-      if tags ~= '' then extra[#extra + 1], extra[#extra + 2] = 'T', tags end
-      if meta ~= '' then extra[#extra + 1], extra[#extra + 2] = 'M', meta end
-      for a = b + 9, last do
-        local id = newId()
-        -- The fields go straight into the call: a table and unpack cost ~1-2 µs more per job.
-        local jk = jkey(id)
-        redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[a], 'p', p, 'm', m, 'r', r,
-          's', state, 'a', '0', 'f', '0', 'c', NOWS)
-        if #extra > 0 then redis.call('HSET', jk, unpack(extra)) end
-        plainIndex(q, k, p, r, id, state)
-        if ids then
-          ids[j] = id
-          EDGES[id] = false -- new: no dependents to read (addEdge)
-        end
-        j = j + 1
-      end
-      b = last + 1
+      b, j = insertRun(b, newId, known, avail, ids, j)
     else
       -- A job sent whole: its fields at ARGV[b + 1 ...].
       b = b + 1
