@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -102,6 +103,13 @@ func StoreURL(t testing.TB, url, ns string) string {
 // redis-server is not installed.
 func Server(t testing.TB, args ...string) (string, *os.Process) {
 	t.Helper()
+	return ServerUnder(t, nil, args...)
+}
+
+// ServerUnder is Server with redis-server run by the command under (valgrind and its options,
+// say), which must exec it in its own process; the server is given a minute to answer.
+func ServerUnder(t testing.TB, under []string, args ...string) (string, *os.Process) {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if InCI() {
@@ -116,8 +124,9 @@ func Server(t testing.TB, args ...string) (string, *os.Process) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir := t.TempDir()
-	cmd := exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log")}, args...)...)
+	argv := append(append(slices.Clone(under), bin), "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
+	cmd := exec.Command(argv[0], append(argv[1:], args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -127,14 +136,18 @@ func Server(t testing.TB, args ...string) (string, *os.Process) {
 	})
 	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
 	c := Client(t, url)
-	for i := 0; ; i++ {
+	wait := 5 * time.Second
+	if len(under) > 0 {
+		wait = time.Minute
+	}
+	for deadline := time.Now().Add(wait); ; {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
 			break
 		}
-		if i == 50 {
+		if time.Now().After(deadline) {
 			t.Fatalf("redis-server on port %d did not answer: %v", port, err)
 		}
 		time.Sleep(100 * time.Millisecond)
