@@ -542,16 +542,18 @@ local function takeEdges(e, budget)
   return ids
 end
 
--- countOff counts dependent x off once for a completion whose edge to it the caller took: a
--- fan-in's steps, thousands per call, count their one dependent off without a DEPQ entry each.
-local function countOff(x)
-  local c = COUNTED[x]
+-- tally adds one to x's count, listing x in order the first time.
+local function tally(count, order, x)
+  local c = count[x]
   if not c then
     c = 0
-    COUNTORDER[#COUNTORDER + 1] = x
+    order[#order + 1] = x
   end
-  COUNTED[x] = c + 1
+  count[x] = c + 1
 end
+-- countOff counts dependent x off once for a completion whose edge to it the caller took: a
+-- fan-in's steps, thousands per call, count their one dependent off without a DEPQ entry each.
+local function countOff(x) tally(COUNTED, COUNTORDER, x) end
 
 -- settleDeps resolves the dependents of every job in DEPQ, and those countOff counted:
 -- completions (or any ends, for a dependent that ignores failed dependencies) take as many off
@@ -589,12 +591,7 @@ local function settleDeps()
       budget = budget - #ids
       local ok = e.s == 'completed'
       for _, id in ipairs(ids) do
-        local c = count[id]
-        if not c then
-          c = 0
-          order[#order + 1] = id
-        end
-        count[id] = c + 1
+        tally(count, order, id)
         if not ok and not failed[id] then failed[id] = e end
       end
     end
