@@ -52,10 +52,10 @@ func BenchmarkScriptCPU(b *testing.B) {
 	spent := make(map[string]time.Duration)
 	for i := range b.N {
 		s := openURL(b, url, fmt.Sprintf("cpu-%d", i), WithAutoMigrate())
-		measure := func(phase string, jobs int, f func()) {
+		measure := func(phase string, n int, f func()) {
 			before := cpu()
 			f()
-			spent[phase] += (cpu() - before) / time.Duration(jobs)
+			spent[phase] += (cpu() - before) / time.Duration(n)
 		}
 		batch := make([]store.InsertParams, 100)
 		measure("insert100", jobs, func() {

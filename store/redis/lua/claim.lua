@@ -105,10 +105,10 @@ local function head(it)
   end
   return it.ms[it.pos], it.ss[it.pos]
 end
--- A taken job is kept as columns (its id, kind, attempt, fence, workflow and ready-set member),
--- not as a table per job (~1 µs each in this Lua); only a job with an expiry, a unique key or a
--- schedule, which goes through move(), gets its table, in gen.
-local nt, tId, tKind, tA, tF, tW, tMember, tRow, tPos, gen = 0, {}, {}, {}, {}, {}, {}, {}, {}, {}
+-- A taken job is kept as columns (its id, kind, ready-set member, reply and picked fields v), not
+-- as a table of its own per job (~1 µs each in this Lua); only a job with an expiry, a unique key
+-- or a schedule, which goes through move(), gets its table, in gen.
+local nt, tId, tKind, tMember, tRow, tV, gen = 0, {}, {}, {}, {}, {}, {}
 local expired = {}
 -- job is the table move() takes for a job read by the merge (v: its fields picked below).
 local function job(id, k, v, best)
@@ -156,7 +156,7 @@ while budget > 0 do
       expired[#expired + 1] = h
     else
       nt = nt + 1
-      tId[nt], tKind[nt], tA[nt], tF[nt], tW[nt], tMember[nt], tRow[nt], tPos[nt] = id, k, v[2], v[3], v[8], best, flat, v
+      tId[nt], tKind[nt], tMember[nt], tRow[nt], tV[nt] = id, k, best, flat, v
       if v[4] or v[5] or v[7] then gen[nt] = job(id, k, v, best) end
       budget = budget - 1
       if caps[k] then
@@ -180,10 +180,11 @@ local until_ = fmt(NOW + lease)
 -- per-job index calls cost more than the writes themselves here, the hottest script.
 local plain, byKind, wr = {}, {}, wfRun('available')
 for j = 1, nt do
-  local id, k, f = tId[j], tKind[j], tF[j]
+  local id, k, v = tId[j], tKind[j], tV[j]
+  local f = v[3]
   local fence = NOWS
   if tonumber(f) + 1 > NOW then fence = fmt(tonumber(f) + 1) end
-  local a = nextAttempt(tA[j])
+  local a = nextAttempt(v[2])
   local h = gen[j]
   if h then
     move(h, 'running', {a = a, f = fence, o = owner, ab = owner, l = until_, t = NOWS})
@@ -194,14 +195,14 @@ for j = 1, nt do
     -- after it, when the hash had none: a later field of a hash's reply wins in decodeJob); the
     -- caller sets what it knows (see the reply). Appended to every row, they made the node decode
     -- two fields twice, and a workflow step's row of 30 values outgrow its table's 32 slots.
-    local r, pos = tRow[j], tPos[j]
-    if pos[10] then
-      r[pos[10]] = a
+    local r = tRow[j]
+    if v[10] then
+      r[v[10]] = a
     else
       r[#r + 1], r[#r + 2] = 'a', a
     end
-    if pos[11] then
-      r[pos[11]] = fence
+    if v[11] then
+      r[v[11]] = fence
     else
       r[#r + 1], r[#r + 2] = 'f', fence
     end
@@ -214,7 +215,7 @@ for j = 1, nt do
     end
     g.members[#g.members + 1] = tMember[j]
     g.ids[#g.ids + 1] = id
-    if tW[j] then wfRunAdd(wr, tW[j], 'running') end
+    if v[8] then wfRunAdd(wr, v[8], 'running') end
   end
   perKind[k] = (perKind[k] or 0) + 1
   ids[#ids + 1] = id

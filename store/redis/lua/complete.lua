@@ -74,13 +74,11 @@ for j = 0, n - 1 do
         if one then
           set[#set + 1] = 'dp'
           set[#set + 1] = '1'
-          if to == 'completed' then
-            countOff(one)
-          else
-            DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp, taken = true}
-          end
+        end
+        if one and to == 'completed' then
+          countOff(one)
         else
-          DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp}
+          DEPQ[#DEPQ + 1] = {i = id, s = to, dp = dp, taken = one ~= nil}
         end
       end
       redis.call('HSET', jk, unpack(set))

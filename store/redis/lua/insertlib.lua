@@ -81,12 +81,12 @@ local function insertRun(b, newId, known, avail, ids, j)
   return last + 1, j
 end
 
-local function insertJobs(base, n)
-  local out, cancelled, avail = {}, {}, {}
-  -- The call's ids are taken from seq in one INCRBY of n, at its first new job, and what its
-  -- duplicates left unused is given back at the end: one call per job cost ~1 µs each.
+-- idSource hands out a call's n ids: take() returns the next, the ids being taken from seq in
+-- one INCRBY of n at the first (one call per job cost ~1 µs each); close() gives back those not
+-- taken (a call's duplicates take none) and returns the first id, or nil when none was taken.
+local function idSource(n)
   local kSeq, nextId, lastId = P .. 'seq'
-  local function newId()
+  local function take()
     if not nextId then
       lastId = redis.call('INCRBY', kSeq, n)
       nextId = lastId - n + 1
@@ -94,6 +94,17 @@ local function insertJobs(base, n)
     nextId = nextId + 1
     return fmt(nextId - 1)
   end
+  local function close()
+    if not nextId then return nil end
+    if nextId <= lastId then redis.call('SET', kSeq, fmt(nextId - 1)) end
+    return fmt(lastId - n + 1)
+  end
+  return take, close
+end
+
+local function insertJobs(base, n)
+  local out, cancelled, avail = {}, {}, {}
+  local newId, closeIds = idSource(n)
   byQueue, PLACED = {}, {}
   local known = {} -- queues added to the queues set by this call: once each, not once per job
   -- The whole jobs' positions first: their dependency fields are checked before any write.
@@ -190,7 +201,7 @@ local function insertJobs(base, n)
       b, j = b + NF, j + 1
     end
   end
-  if nextId and nextId <= lastId then redis.call('SET', kSeq, fmt(nextId - 1)) end
+  local first = closeIds()
   flushIndex()
   flushPlain()
   -- Rows are read once what the call ended (by supersede) has settled its dependents.
@@ -208,7 +219,7 @@ local function insertJobs(base, n)
       end
     end
   end
-  return out, cancelled, avail, nextId and fmt(lastId - n + 1)
+  return out, cancelled, avail, first
 end
 
 -- publishInserts tells other Stores that jobs became available, once per queue per call. The

@@ -4,16 +4,10 @@
 -- duplicates, supersedes) and without finish(), which has nothing to settle or announce for
 -- new plain jobs: through insert, such a call of one job cost Redis more than half again.
 checkMeta()
-local n = tonumber(ARGV[5])
-local last = redis.call('INCRBY', P .. 'seq', n)
-local nextId = last - n
-local function newId()
-  nextId = nextId + 1
-  return fmt(nextId)
-end
+local newId, closeIds = idSource(tonumber(ARGV[5]))
 local avail = {}
 byQueue = {}
 insertRun(6, newId, {}, avail, nil, 0)
 flushPlain()
 publishInserts(ARGV[4], avail)
-return {NOWS, {}, {}, fmt(last - n + 1)}
+return {NOWS, {}, {}, closeIds()}
