@@ -194,9 +194,14 @@ func appendJob(args []any, p store.InsertParams) []any {
 
 // decodeInsert reads one insert script's reply {now, results, cancelled ids, first new id}
 // (a result, per job sent whole, is a new job's id, or a flag and a row: a duplicate's holder,
-// or a new job with dependency fields as the script wrote it) and builds the rows of the other
-// new jobs from their params: new jobs take ids one after another in the call's order.
+// or a new job with dependency fields as the script wrote it), or insertrun's text "<now>
+// <first new id>", and builds the rows of the other new jobs from their params: new jobs take
+// ids one after another in the call's order.
 func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
+	if s, ok := v.(string); ok {
+		now, first, _ := strings.Cut(s, " ")
+		v = []any{now, nil, nil, first}
+	}
 	r, _ := v.([]any)
 	if len(r) != 4 {
 		return nil, "", nil, fmt.Errorf("unexpected reply %v", v)

@@ -222,10 +222,12 @@ local function insertJobs(base, n)
   return out, cancelled, avail, first
 end
 
--- publishInserts tells other Stores that jobs became available, once per queue per call. The
--- origin lets the inserting Store's listener drop the echo: it told its own subscribers already.
+-- publishInsert tells other Stores that jobs became available in queue q; publishInserts does,
+-- once per queue per call. The origin lets the inserting Store's listener drop the echo: it told
+-- its own subscribers already.
+local function publishInsert(origin, q)
+  redis.call('PUBLISH', P .. 'ev', 'i ~' .. origin .. ' ' .. q)
+end
 local function publishInserts(origin, avail)
-  for q in pairs(avail) do
-    redis.call('PUBLISH', P .. 'ev', 'i ~' .. origin .. ' ' .. q)
-  end
+  for q in pairs(avail) do publishInsert(origin, q) end
 end
