@@ -10,6 +10,7 @@ import (
 
 var insertTests = map[string]func(*testing.T, *env){
 	"EveryFieldReadsBack": testInsertEveryField,
+	"PlainRunReadsBack":   testInsertPlainRun,
 	"ManyInOneCall":       testInsertMany,
 	"MixedCallReadsBack":  testInsertMixedCall,
 	"Delayed":             testInsertDelayed,
@@ -37,6 +38,36 @@ func testInsertEveryField(t *testing.T, e *env) {
 	}
 	sameJob(t, res[0].Job, want)
 	sameJob(t, e.get(want.ID), want)
+}
+
+// Jobs alike but for their args, with every field such a run may share (tags, metadata,
+// priority, attempts, a RunAt), read back as inserted, alone and several in one call: a store
+// may write such runs by a path of their own.
+func testInsertPlainRun(t *testing.T, e *env) {
+	base := store.InsertParams{
+		Kind: "k", Queue: "mail", Priority: 3, MaxAttempts: 4, RunAt: e.now().Add(time.Hour),
+		Tags: []string{"t1"}, Metadata: []byte(`{"m": 1}`),
+	}
+	for _, n := range []int{1, 3} {
+		ps := make([]store.InsertParams, n)
+		for i := range ps {
+			ps[i] = base
+			ps[i].Args = fmt.Appendf(nil, `{"i": %d}`, i)
+		}
+		for i, r := range e.insertResults(ps...) {
+			want := &store.JobRow{
+				ID: r.Job.ID, Kind: "k", Queue: "mail", Args: ps[i].Args, Priority: 3,
+				State: store.StateScheduled, MaxAttempts: 4, RunAt: base.RunAt,
+				Tags: base.Tags, Metadata: base.Metadata, CreatedAt: e.now(),
+			}
+			sameJob(t, r.Job, want)
+			sameJob(t, e.get(r.Job.ID), want)
+		}
+	}
+	e.advance(time.Hour)
+	if got := e.claim("mail", 10); len(got) != 4 {
+		t.Fatalf("claimed %d jobs once RunAt came, want the 4 inserted", len(got))
+	}
 }
 
 func testInsertMany(t *testing.T, e *env) {
