@@ -6,14 +6,9 @@
 -- to settle. It returns the time and the first new id as one text ("<now> <id>"): a table in a
 -- reply costs as much again.
 checkMeta()
-local k, q, p, m, r, tags, meta = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+local k, q, p, m, tags, meta = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[12], ARGV[13]
 local n = tonumber(ARGV[14])
-local state = 'available'
-if r == '' then
-  r = NOWS
-elseif tonumber(r) > NOW then
-  state = 'scheduled'
-end
+local r, state = runStart(ARGV[11])
 redis.call('SADD', P .. 'queues', q)
 local first = redis.call('INCRBY', P .. 'seq', n) - n + 1
 -- byId is the state index's score-member pairs, order the ready set's (available) or the wait
@@ -22,11 +17,7 @@ local byId, order = {}, {}
 local np = state == 'available' and negPriority(p)
 for j = 0, n - 1 do
   local id = fmt(first + j)
-  local jk = P .. 'j:' .. id
-  redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', ARGV[15 + j], 'p', p, 'm', m, 'r', r,
-    's', state, 'a', '0', 'f', '0', 'c', NOWS)
-  if tags ~= '' then redis.call('HSET', jk, 'T', tags) end
-  if meta ~= '' then redis.call('HSET', jk, 'M', meta) end
+  hsetPlain(id, k, q, ARGV[15 + j], p, m, r, state, tags, meta)
   byId[2 * j + 1], byId[2 * j + 2] = id, id
   if np then
     order[2 * j + 1], order[2 * j + 2] = np, member(r, id)
