@@ -199,8 +199,8 @@ func appendJob(args []any, p store.InsertParams) []any {
 // ids one after another in the call's order.
 func decodeInsert(v any, params []store.InsertParams) (res []store.InsertResult, now string, cancelled []int64, err error) {
 	if s, ok := v.(string); ok {
-		now, first, _ := strings.Cut(s, " ")
-		v = []any{now, nil, nil, first}
+		at, first, _ := strings.Cut(s, " ")
+		v = []any{at, nil, nil, first}
 	}
 	r, _ := v.([]any)
 	if len(r) != 4 {

@@ -214,7 +214,7 @@ func mainThreadCPU(b *testing.B, url string) func() time.Duration {
 func callgrindServer(b *testing.B) (string, func() time.Duration) {
 	for _, tool := range []string{"valgrind", "callgrind_control"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			b.Skipf("-callgrind needs %s: %v", tool, err)
+			b.Fatalf("-callgrind needs %s: %v", tool, err)
 		}
 	}
 	dir := b.TempDir()

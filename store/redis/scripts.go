@@ -102,9 +102,21 @@ func newScript(name string, libs ...string) *script {
 	readOnly := strings.HasPrefix(body, "#!ro\n")
 	body = strings.TrimPrefix(body, "#!ro\n")
 	sc := &script{name: name, fn: libName + "_" + name, readOnly: readOnly,
-		settles: strings.Contains(body, "finish()"), body: body, libs: libs}
+		settles: callsFinish(body), body: body, libs: libs}
 	sc.eval = sync.OnceValue(func() *goredis.Script { return goredis.NewScript(sc.evalSource()) })
 	return sc
+}
+
+// callsFinish reports whether a script's code, its comments left out, calls finish(): a comment
+// that names finish() does not make a script one that settles.
+func callsFinish(body string) bool {
+	for line := range strings.Lines(body) {
+		code, _, _ := strings.Cut(line, "--")
+		if strings.Contains(code, "finish()") {
+			return true
+		}
+	}
+	return false
 }
 
 // evalSource is the script as one EVAL chunk: the prelude, its libraries, then its body after

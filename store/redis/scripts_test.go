@@ -38,3 +38,23 @@ func TestScriptsSettleDependents(t *testing.T) {
 		}
 	}
 }
+
+// Only code that calls finish() makes a script settle: a comment naming it does not, and a
+// script that does not settle is sent no settle arguments and is not wrapped for parked ends.
+func TestCallsFinishReadsCodeOnly(t *testing.T) {
+	for body, want := range map[string]bool{
+		"checkMeta()\nfinish()\nreturn 1\n":               true,
+		"x = 1 -- then finish()\nreturn x\n":              false,
+		"-- it needs no finish(): nothing ends\nreturn 1": false,
+	} {
+		if got := callsFinish(body); got != want {
+			t.Errorf("callsFinish(%q) = %v, want %v", body, got, want)
+		}
+	}
+	if scriptInsertRun.settles {
+		t.Error("insertrun settles, but it ends no job")
+	}
+	if !scriptComplete.settles {
+		t.Error("complete does not settle")
+	}
+}

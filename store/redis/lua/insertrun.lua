@@ -27,8 +27,7 @@ for j = 0, n - 1 do
 end
 variadic('ZADD', P .. 'sq:' .. state .. ':' .. q, byId)
 if np then
-  variadic('ZADD', rkey(q, k), order)
-  redis.call('SADD', P .. 'qk:' .. q, k)
+  addReadyList(q, k, order)
   publishInsert(ARGV[4], q)
 else
   variadic('ZADD', P .. 'w:' .. q, order)

@@ -425,15 +425,17 @@ local function addReady(ready, k, p, runAt, id)
   end
   l[#l + 1], l[#l + 2] = np, member(runAt, id)
 end
--- flushReady sends the lists addReady gathered for queue q, one variadic ZADD per kind, and
--- names the kinds in qk:<q>, the kinds of q that have had ready jobs: QueueStats finds q's
--- oldest available job at the heads of their ready sets (stats.lua), so no index of available
--- jobs by age is kept beside them (a ZADD at every insert and release and a ZREM at every claim).
+-- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
+-- and names k in qk:<q>, the kinds of q that have had ready jobs: QueueStats finds q's oldest
+-- available job at the heads of their ready sets (stats.lua), so no index of available jobs by
+-- age is kept beside them (a ZADD at every insert and release and a ZREM at every claim).
+-- flushReady sends the lists addReady gathered for queue q, one per kind.
+local function addReadyList(q, k, l)
+  variadic('ZADD', rkey(q, k), l)
+  redis.call('SADD', P .. 'qk:' .. q, k)
+end
 local function flushReady(q, ready)
-  for k, l in pairs(ready) do
-    variadic('ZADD', rkey(q, k), l)
-    redis.call('SADD', P .. 'qk:' .. q, k)
-  end
+  for k, l in pairs(ready) do addReadyList(q, k, l) end
 end
 
 -- releasePlain releases a pending job without unique key, expiry or schedule whose run_at has
