@@ -143,11 +143,29 @@ func TestWrongType(t *testing.T) {
 func TestSchemaTooNew(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
+	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+		t.Fatal(err)
+	}
+	// As a newer build migrates it: its own id counter, its version.
+	newer := s.prefix + "id:" + strconv.Itoa(schemaVersion+1)
+	if err := s.rdb.Rename(ctx, s.prefix+"id:"+strconv.Itoa(schemaVersion), newer).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.rdb.HSet(ctx, s.keys[0], "version", schemaVersion+1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, store.ErrSchemaTooNew) {
-		t.Errorf("Insert = %v, want ErrSchemaTooNew", err)
+	unique := job("k")
+	unique.UniqueKey = "u"
+	for _, p := range []store.InsertParams{job("k"), unique} { // insertrun's way and insert's
+		if _, err := s.Insert(ctx, []store.InsertParams{p}); !errors.Is(err, store.ErrSchemaTooNew) {
+			t.Errorf("Insert %+v = %v, want ErrSchemaTooNew", p, err)
+		}
+	}
+	if v := s.rdb.Get(ctx, newer).Val(); v != "1" {
+		t.Errorf("the newer build's id counter is %q after refused inserts, want 1", v)
+	}
+	if n := s.rdb.Exists(ctx, s.prefix+"id:"+strconv.Itoa(schemaVersion)).Val(); n != 0 {
+		t.Error("a refused insert left this build's id counter behind")
 	}
 	if err := s.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Errorf("Migrate = %v, want ErrSchemaTooNew", err)
@@ -172,18 +190,11 @@ func TestOlderNamespaceMigratedUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.rdb.HSet(ctx, s.keys[0], "version", schemaVersion-1).Err(); err != nil {
-		t.Fatal(err)
-	}
+	olderVersion(t, s, schemaVersion-1, res[0].Job.Queue)
 	if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); !errors.Is(err, ErrNotMigrated) {
 		t.Fatalf("Insert on an older namespace = %v, want ErrNotMigrated", err)
 	}
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if v := s.rdb.HGet(ctx, s.keys[0], "version").Val(); v != strconv.Itoa(schemaVersion) {
-		t.Fatalf("version %s after Migrate, want %d", v, schemaVersion)
-	}
+	migrated(t, s, res[0].Job.ID)
 	if again, err := s.Identity(ctx); err != nil || again != id {
 		t.Errorf("identity %q (%v) after Migrate, want %q kept", again, err, id)
 	}
@@ -213,7 +224,7 @@ func TestFlushedNamespace(t *testing.T) {
 	if _, err := s.Identity(ctx); !errors.Is(err, ErrNotMigrated) {
 		t.Fatalf("Identity of a flushed namespace = %v, want ErrNotMigrated", err)
 	}
-	if n, _ := s.rdb.Exists(ctx, s.prefix+"seq", s.prefix+"j:1").Result(); n != 0 {
+	if n, _ := s.rdb.Exists(ctx, s.prefix+"id:"+strconv.Itoa(schemaVersion), s.prefix+"j:1").Result(); n != 0 {
 		t.Fatalf("the refused insert wrote %d keys", n)
 	}
 	if err := s.Migrate(ctx); err != nil {

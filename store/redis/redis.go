@@ -23,8 +23,12 @@ import (
 // namespace. 3 keeps a job's one dependent in its hash (addEdge in prelude.lua), which a build of
 // version 2 would take for the flag of a set and never settle. 4 drops the index of available
 // jobs by age for a registry of each queue's kinds (flushReady in prelude.lua), so a version 3
-// build would leave the jobs it makes available out of it.
-const schemaVersion = 4
+// build would leave the jobs it makes available out of it. 5 names the id counter by the version
+// (newIds in prelude.lua: an insert reads the meta hash only when the counter starts) and adds a
+// queue to the queues set only when its kind is new to it, and writes no attempt or fence field
+// for a job until it is claimed: a version 4 build would write jobs into a namespace it cannot
+// tell from its own, leave queues that QueueStats would not list, and fail on those jobs.
+const schemaVersion = 5
 
 // Store is a store.Store on Redis. It is also a store.Notifier, store.Leaser,
 // store.NodeRegistry and store.QueueLoader.

@@ -10,15 +10,16 @@ import (
 )
 
 var adminTests = map[string]func(*testing.T, *env){
-	"GetNotFound":      testGetNotFound,
-	"ListFilters":      testListFilters,
-	"ListPages":        testListPages,
-	"ListDefaultLimit": testListDefaultLimit,
-	"Cancel":           testCancel,
-	"Retry":            testRetry,
-	"Delete":           testDelete,
-	"Prune":            testPrune,
-	"RetryExpired":     testRetryExpired,
+	"GetNotFound":       testGetNotFound,
+	"ListFilters":       testListFilters,
+	"ListPages":         testListPages,
+	"ListDefaultLimit":  testListDefaultLimit,
+	"Cancel":            testCancel,
+	"Retry":             testRetry,
+	"Delete":            testDelete,
+	"Prune":             testPrune,
+	"PruneEmptiesQueue": testPruneEmptiesQueue,
+	"RetryExpired":      testRetryExpired,
 }
 
 func testGetNotFound(t *testing.T, e *env) {
@@ -256,6 +257,30 @@ func testPrune(t *testing.T, e *env) {
 		t.Fatalf("Prune of everything finished = %d, want 2", n)
 	}
 	e.get(waiting.ID) // a job that is not final is never pruned
+}
+
+// A queue whose last job is pruned is no longer listed, and is listed again, with its job, once
+// a job of the same kind is inserted into it.
+func testPruneEmptiesQueue(t *testing.T, e *env) {
+	p := job("k")
+	p.Queue = "brief"
+	e.insertOne(p)
+	c := e.claim("brief", 1)
+	if len(c) != 1 {
+		t.Fatalf("claim took %d jobs", len(c))
+	}
+	e.completeOK(store.Outcome{ID: c[0].ID, Fence: c[0].Fence, State: store.StateCompleted})
+	e.advance(time.Minute)
+	if n, err := e.s.Prune(e.ctx, store.PruneParams{States: []store.State{store.StateCompleted}, Before: e.now(), Limit: 10}); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v", n, err)
+	}
+	if q, ok := e.stats()["brief"]; ok {
+		t.Fatalf("QueueStats lists the emptied queue: %+v", q)
+	}
+	e.insertOne(p)
+	if q := e.stats()["brief"]; q.Counts[store.StateAvailable] != 1 {
+		t.Fatalf("QueueStats after an insert into the emptied queue: %+v, want 1 available", q)
+	}
 }
 
 // A retried job that had expired may run: its past expiry goes with the retry.

@@ -112,7 +112,7 @@ local nt, tId, tKind, tMember, tRow, tV, gen = 0, {}, {}, {}, {}, {}, {}
 local expired = {}
 -- job is the table move() takes for a job read by the merge (v: its fields picked below).
 local function job(id, k, v, best)
-  local h = {i = id, s = v[1], k = k, q = queue, a = v[2], f = v[3], x = v[4] or nil,
+  local h = {i = id, s = v[1], k = k, q = queue, a = v[2] or '0', f = v[3] or '0', x = v[4] or nil,
     u = v[5] or nil, us = v[6] or nil, sc = v[7] or nil, W = v[8] or nil}
   RMEMBER[h] = best
   return h
@@ -181,10 +181,10 @@ local until_ = fmt(NOW + lease)
 local plain, byKind, wr = {}, {}, wfRun('available')
 for j = 1, nt do
   local id, k, v = tId[j], tKind[j], tV[j]
-  local f = v[3]
+  local f = v[3] -- false for a job never claimed: its fence is 0
   local fence = NOWS
-  if tonumber(f) + 1 > NOW then fence = fmt(tonumber(f) + 1) end
-  local a = nextAttempt(v[2])
+  if f and tonumber(f) + 1 > NOW then fence = fmt(tonumber(f) + 1) end
+  local a = nextAttempt(v[2] or '0')
   local h = gen[j]
   if h then
     move(h, 'running', {a = a, f = fence, o = owner, ab = owner, l = until_, t = NOWS})

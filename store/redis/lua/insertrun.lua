@@ -4,13 +4,14 @@
 -- dozen: a table costs Redis about 1.5 µs to make and collect, near what a redis.call costs,
 -- and a call of one job is mostly such fixed costs. New plain jobs end nothing and have nothing
 -- to settle. It returns the time and the first new id as one text ("<now> <id>"): a table in a
--- reply costs as much again.
-checkMeta()
+-- reply costs as much again. Two calls every insert once made are made only when needed: the
+-- meta hash is read when the id counter starts (newIds), and the queue is added to the queues
+-- set when its kind is new to it (see addReadyList).
 local k, q, p, m, tags, meta = ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[12], ARGV[13]
 local n = tonumber(ARGV[14])
+local first = newIds(n)
 local r, state = runStart(ARGV[11])
-redis.call('SADD', P .. 'queues', q)
-local first = redis.call('INCRBY', P .. 'seq', n) - n + 1
+if redis.call('SADD', P .. 'kq:' .. q, k) == 1 then redis.call('SADD', P .. 'queues', q) end
 -- byId is the state index's score-member pairs, order the ready set's (available) or the wait
 -- set's (scheduled).
 local byId, order = {}, {}
@@ -27,7 +28,7 @@ for j = 0, n - 1 do
 end
 variadic('ZADD', P .. 'sq:' .. state .. ':' .. q, byId)
 if np then
-  addReadyList(q, k, order)
+  variadic('ZADD', rkey(q, k), order)
   publishInsert(ARGV[4], q)
 else
   variadic('ZADD', P .. 'w:' .. q, order)

@@ -26,11 +26,30 @@ if v then
         redis.call('DEL', avt)
       end
     end
+    -- 4 → 5 names the kinds registry kq:<q> and keeps it only for queues in the queues set, which
+    -- a version 4 prune left behind when it forgot a queue (insertrun.lua adds a queue to the
+    -- set only when its kind is new to it).
+    if tonumber(v) < 5 then
+      local queues = {}
+      for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do queues[q] = true end
+      for _, q in ipairs(redis.call('SUNION', P .. 'queues', P .. 'paused')) do
+        local old = P .. 'qk:' .. q
+        if queues[q] and redis.call('EXISTS', old) == 1 then
+          redis.call('RENAME', old, P .. 'kq:' .. q)
+        else
+          redis.call('DEL', old)
+        end
+      end
+    end
+    -- From 5 on the id counter is named by its version (idKey in the prelude), so that the
+    -- inserts of another version start one of their own at 1 and find out.
+    local from = tonumber(v) < 5 and P .. 'seq' or P .. 'id:' .. v
+    if redis.call('EXISTS', from) == 1 then redis.call('RENAME', from, idKey()) end
     redis.call('HSET', KEYS[1], 'version', ARGV[3])
   end
   return 'OK'
 end
-if redis.call('EXISTS', P .. 'seq') == 1 then
+if redis.call('EXISTS', P .. 'seq', idKey()) > 0 then
   return redis.error_reply('ROTA ORPHANED the namespace holds jobs but no meta key')
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'identity', ARGV[4], 'created', NOWS)

@@ -65,6 +65,25 @@ local function checkMeta()
   if tonumber(v) < tonumber(ARGV[3]) then fail('NOTMIGRATED ' .. v) end
 end
 
+-- idKey is the id counter. It is named by the schema version (ARGV[3]) so that in a namespace
+-- of any other version, flushed, or never migrated it starts again at 1: newIds reads the meta
+-- hash only then, not at every insert. Migrate renames the counter of the version it moves up
+-- from (migrate.lua), so every version after this one must keep the name's form.
+local function idKey() return P .. 'id:' .. ARGV[3] end
+-- newIds takes n ids and returns the first. A counter that starts at 1 is a new namespace, or
+-- one refused by checkMeta: then it is removed again, so that the next insert asks once more.
+-- (A namespace that lost its meta hash but kept its counter is written on: its ids go on from
+-- where they were, and the nodes' identity check notices the loss.)
+local function newIds(n)
+  local k = idKey()
+  local last = redis.call('INCRBY', k, n)
+  if last == n and redis.call('HGET', KEYS[1], 'version') ~= ARGV[3] then
+    redis.call('DEL', k)
+    checkMeta()
+  end
+  return last - n + 1
+end
+
 local function jkey(id) return P .. 'j:' .. id end
 -- rkey is a (queue, kind) ready set; the queue is length-prefixed so that no two pairs collide.
 -- The queue's part is kept from call to call while they are for one namespace (RKQP), up to
@@ -204,7 +223,7 @@ local function index(h)
   ix('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
   if s == 'available' then
     ix('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
-    ix('SADD', P .. 'qk:' .. q, h.k)
+    ix('SADD', P .. 'kq:' .. q, h.k)
   elseif s == 'scheduled' or s == 'retryable' then
     ix('ZADD', P .. 'w:' .. q, h.r, id)
   elseif s == 'running' then
@@ -352,11 +371,11 @@ local function drop(h)
   end
 end
 
--- errLine is one attempt error as a JSON line; text and trace come JSON-encoded from Go. An error
--- that ends an attempt gives the claim's owner and start (µs), for its node ("n") and running
--- time ("d", µs); others give neither.
+-- errLine is one attempt error as a JSON line (attempt nil for a job never claimed: 0); text and
+-- trace come JSON-encoded from Go. An error that ends an attempt gives the claim's owner and
+-- start (µs), for its node ("n") and running time ("d", µs); others give neither.
 local function errLine(attempt, at, text, trace, owner, started)
-  local l = '{"a":' .. attempt .. ',"t":' .. at .. ',"e":' .. text
+  local l = '{"a":' .. (attempt or '0') .. ',"t":' .. at .. ',"e":' .. text
   if trace ~= '' then l = l .. ',"r":' .. trace end
   if owner then l = l .. ',"n":' .. cjson.encode(owner) end
   if started then l = l .. ',"d":' .. fmt(NOW - tonumber(started)) end
@@ -426,13 +445,15 @@ local function addReady(ready, k, p, runAt, id)
   l[#l + 1], l[#l + 2] = np, member(runAt, id)
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
--- and names k in qk:<q>, the kinds of q that have had ready jobs: QueueStats finds q's oldest
+-- and names k in kq:<q>, the kinds of q that have had jobs: QueueStats finds q's oldest
 -- available job at the heads of their ready sets (stats.lua), so no index of available jobs by
--- age is kept beside them (a ZADD at every insert and release and a ZREM at every claim).
+-- age is kept beside them (a ZADD at every insert and release and a ZREM at every claim). A
+-- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), which
+-- lets insertrun add q there only when its kind is new to q.
 -- flushReady sends the lists addReady gathered for queue q, one per kind.
 local function addReadyList(q, k, l)
   variadic('ZADD', rkey(q, k), l)
-  redis.call('SADD', P .. 'qk:' .. q, k)
+  redis.call('SADD', P .. 'kq:' .. q, k)
 end
 local function flushReady(q, ready)
   for k, l in pairs(ready) do addReadyList(q, k, l) end

@@ -33,7 +33,9 @@ for q in pairs(queues) do
       break
     end
   end
-  if not any then redis.call('SREM', P .. 'queues', q) end
+  -- The queue's kinds go with it: an insert adds a queue to the set only when its kind is new
+  -- to the queue (insertrun.lua).
+  if not any then redis.call('SREM', P .. 'queues', q); redis.call('DEL', P .. 'kq:' .. q) end
 end
 finish()
 return n

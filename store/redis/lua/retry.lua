@@ -5,7 +5,7 @@ checkMeta()
 local h = load(ARGV[4])
 if not h then return {'NOTFOUND'} end
 if h.s == 'running' then return {'RUNNING'} end
-local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
+local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a or '0') + 1)), cr = false, o = false, l = false, z = false}
 if h.x and tonumber(h.x) <= NOW then f.x = false end
 move(h, 'available', f)
 RELEASED[h.q] = true

@@ -67,7 +67,7 @@ for _, id in ipairs(failed) do
         dropEdge(d, id)
       end
     end
-    local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a) + 1)), cr = false, o = false, l = false, z = false}
+    local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a or '0') + 1)), cr = false, o = false, l = false, z = false}
     if h.x and tonumber(h.x) <= NOW then f.x = false end
     if wait > 0 then
       if wait > 1 then f.dn = fmt(wait) end -- absent: one (see waitOn)

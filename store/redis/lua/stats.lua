@@ -6,10 +6,10 @@ checkMeta()
 -- oldest is the earliest run_at of queue q's available jobs, '' when it has none. Each ready set
 -- is ordered by priority, then by member, which starts with the job's run_at: the earliest is at
 -- the head of one of its priority bands, so this reads one member per band and kind of q
--- (qk:<q>, see flushReady), not the jobs.
+-- (kq:<q>, see addReadyList), not the jobs.
 local function oldest(q)
   local best
-  for _, k in ipairs(redis.call('SMEMBERS', P .. 'qk:' .. q)) do
+  for _, k in ipairs(redis.call('SMEMBERS', P .. 'kq:' .. q)) do
     local key = rkey(q, k)
     local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
     while #h > 0 do
