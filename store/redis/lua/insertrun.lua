@@ -1,7 +1,7 @@
 -- insertrun: insert's script for a call whose jobs are one run of plain jobs (ARGV as insert's,
 -- its one record a 'P' run), as nearly every call of producers inserting one job at a time is.
--- It writes what insertJobs writes for such a run, with two tables where insertJobs makes a
--- dozen: a table costs Redis about 1.5 µs to make and collect, near what a redis.call costs,
+-- It writes what insertJobs writes for such a run (and names the kind in kq:<q> for scheduled
+-- jobs too), with two tables where insertJobs makes a dozen: a table costs Redis about 1.5 µs to make and collect, near what a redis.call costs,
 -- and a call of one job is mostly such fixed costs. New plain jobs end nothing and have nothing
 -- to settle. It returns the time and the first new id as one text ("<now> <id>"): a table in a
 -- reply costs as much again. Two calls every insert once made are made only when needed: the
