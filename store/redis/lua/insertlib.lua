@@ -89,22 +89,22 @@ local function insertRun(b, newId, known, avail, ids, j)
   return last + 1, j
 end
 
--- idSource hands out a call's n ids: take() returns the next, the ids being taken from idKey in
--- one INCRBY of n at the first (one call per job cost ~1 µs each); close() gives back those not
+-- idSource hands out a call's n ids: take() returns the next, the ids being taken by newIds in
+-- one call of n at the first (one call per job cost ~1 µs each); close() gives back those not
 -- taken (a call's duplicates take none) and returns the first id, or nil when none was taken.
 local function idSource(n)
-  local kSeq, nextId, lastId = idKey()
+  local nextId, lastId
   local function take()
     if not nextId then
-      lastId = redis.call('INCRBY', kSeq, n)
-      nextId = lastId - n + 1
+      nextId = newIds(n)
+      lastId = nextId + n - 1
     end
     nextId = nextId + 1
     return fmt(nextId - 1)
   end
   local function close()
     if not nextId then return nil end
-    if nextId <= lastId then redis.call('SET', kSeq, fmt(nextId - 1)) end
+    if nextId <= lastId then redis.call('SET', idKey(), fmt(nextId - 1)) end
     return fmt(lastId - n + 1)
   end
   return take, close

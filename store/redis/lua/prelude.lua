@@ -223,6 +223,8 @@ local function index(h)
   ix('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
   if s == 'available' then
     ix('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
+    -- A job indexed here is in q already, or inserted by a call that names q (insertJobs), so
+    -- q is in the queues set and addKind's second call is not needed.
     ix('SADD', P .. 'kq:' .. q, h.k)
   elseif s == 'scheduled' or s == 'retryable' then
     ix('ZADD', P .. 'w:' .. q, h.r, id)
@@ -444,16 +446,20 @@ local function addReady(ready, k, p, runAt, id)
   end
   l[#l + 1], l[#l + 2] = np, member(runAt, id)
 end
--- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
--- and names k in kq:<q>, the kinds of q that have had jobs: QueueStats finds q's oldest
+-- addKind names k in kq:<q>, the kinds of q that have had jobs: QueueStats finds q's oldest
 -- available job at the heads of their ready sets (stats.lua), so no index of available jobs by
 -- age is kept beside them (a ZADD at every insert and release and a ZREM at every claim). A
--- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), which
--- lets insertrun add q there only when its kind is new to q.
--- flushReady sends the lists addReady gathered for queue q, one per kind.
+-- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), so q is
+-- added there only when k is new to it: an insert of a kind the queue knows makes one call, not
+-- two.
+local function addKind(q, k)
+  if redis.call('SADD', P .. 'kq:' .. q, k) == 1 then redis.call('SADD', P .. 'queues', q) end
+end
+-- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
+-- and names k for q; flushReady sends the lists addReady gathered for queue q, one per kind.
 local function addReadyList(q, k, l)
   variadic('ZADD', rkey(q, k), l)
-  redis.call('SADD', P .. 'kq:' .. q, k)
+  addKind(q, k)
 end
 local function flushReady(q, ready)
   for k, l in pairs(ready) do addReadyList(q, k, l) end
