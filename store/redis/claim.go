@@ -45,9 +45,18 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if len(reply) != 2 {
 		return nil, nil // paused, or no kinds
 	}
-	rows, err := decodePackedJobs(reply[1])
+	rows, again, err := decodeClaimRows(reply[1])
 	if err != nil {
 		return nil, fmt.Errorf("redis: claim: %w", err)
+	}
+	// A row the reply could not carry unambiguously (a NUL byte in a value) is read again: the
+	// claim is made, and the job's hash holds what it wrote.
+	for _, id := range again {
+		j, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("redis: claim: %w", err)
+		}
+		rows = append(rows, j)
 	}
 	if len(rows) == 0 {
 		return nil, nil

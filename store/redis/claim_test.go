@@ -11,9 +11,10 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// A claim's rows come packed from the script (packed.go) and read as Get reads the same jobs,
-// in claim order, whatever the size of their fields: args of each of MessagePack's string
-// lengths, and jobs whose claim writes through the script's general path (a unique key).
+// A claim's rows come joined from the script (claimrow.go) and read as Get reads the same jobs,
+// in claim order, whatever their fields hold: args of many sizes, args with a NUL byte (read
+// again after the claim), and jobs whose claim writes through the script's general path (a
+// unique key).
 func TestClaimRowsAsGetReadsThem(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
@@ -22,7 +23,10 @@ func TestClaimRowsAsGetReadsThem(t *testing.T) {
 		params := make([]store.InsertParams, n)
 		for i := range params {
 			pad := strings.Repeat("x", sizes[i%len(sizes)])
-			params[i] = store.InsertParams{Kind: "k", Queue: "default", Args: fmt.Appendf(nil, `{"i":%d,"pad":%q}`, i, pad),
+			if i%3 == 1 {
+				pad += "\x00" // the store keeps args as the caller's bytes
+			}
+			params[i] = store.InsertParams{Kind: "k", Queue: "default", Args: fmt.Appendf(nil, `{"i":%d,"pad":"%s"}`, i, pad),
 				MaxAttempts: 3, Priority: i % 3, Tags: []string{"t"}, Metadata: []byte(`{"m":1}`)}
 			if i%4 == 1 {
 				params[i].UniqueKey = fmt.Sprint("u", n, "-", i)
@@ -53,28 +57,33 @@ func TestClaimRowsAsGetReadsThem(t *testing.T) {
 	}
 }
 
-// A packed row that is cut short or holds something other than strings is an error, not a row
-// with fields missing.
-func TestReadPackedRefusesMalformedRows(t *testing.T) {
-	good := "\x94\xa1k\xa1a\xa1s\xd9\x03run" // ["k", "a", "s", "run"] with a str 8
+// A claimed row that does not say how many fields it has, or says an odd number, is an error;
+// one that splits into more parts than it says (a NUL byte in a value) is the job to read again.
+func TestReadClaimRow(t *testing.T) {
 	var f jobFields
-	if err := readPacked(good, &f); err != nil || f.v[fKind] != "a" || f.v[fState] != "run" {
+	if err := readClaimRow("4\x0012\x00k\x00a\x00s\x00run", &f); err != nil || f.v[fKind] != "a" || f.v[fState] != "run" {
 		t.Fatalf("good row: %v, fields %+v", err, f)
 	}
+	f = jobFields{}
+	if err := readClaimRow("2\x0012\x00A\x00", &f); err != nil || !f.has[fArgs] || f.v[fArgs] != "" {
+		t.Fatalf("row with an empty value: %v, fields %+v", err, f)
+	}
+	var a *ambiguousRow
+	if err := readClaimRow("4\x0012\x00k\x00a\x00b\x00A\x00{\x00}", &jobFields{}); !errors.As(err, &a) || a.id != 12 {
+		t.Errorf("a NUL in a value: %v, want job 12 to read again", err)
+	}
 	for name, bad := range map[string]string{
-		"empty":          "",
-		"not an array":   "\xa1k",
-		"odd elements":   "\x93\xa1k\xa1a\xa1s",
-		"cut short":      "\x94\xa1k\xa1a\xa1s\xd9\x05run",
-		"a number":       "\x92\xa1k\x01",
-		"bytes after":    "\x92\xa1k\xa1a\xa1z",
-		"header cut":     "\xdc\x00",
-		"str 16 cut":     "\x92\xa1k\xda\x00",
-		"missing values": "\x94\xa1k\xa1a",
+		"empty":        "",
+		"no id":        "4",
+		"not a count":  "x\x0012\x00k\x00a",
+		"not an id":    "2\x00x\x00k\x00a",
+		"odd count":    "3\x0012\x00k\x00a\x00s",
+		"no fields":    "0\x0012\x00",
+		"a packed row": "\x94\xa1k\xa1a\xa1s\xa3run",
+		"negative":     "-2\x0012\x00k\x00a",
 	} {
-		var f jobFields
-		if err := readPacked(bad, &f); !errors.Is(err, errPacked) {
-			t.Errorf("%s: %v, want errPacked", name, err)
+		if err := readClaimRow(bad, &jobFields{}); !errors.Is(err, errClaimRow) {
+			t.Errorf("%s: %v, want errClaimRow", name, err)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func readFields(v any, f *jobFields) error {
 // decodeJob reads a job hash; nil (with no error) when the hash is empty.
 func decodeJob(v any) (*store.JobRow, error) { return decodeWith(v, readFields) }
 
-// decodeWith reads one row with read (readFields for a hash, readPacked for a claim's row).
+// decodeWith reads one row with read (readFields for a hash, readClaimRow for a claim's row).
 func decodeWith(v any, read func(any, *jobFields) error) (*store.JobRow, error) {
 	var f jobFields
 	if err := read(v, &f); err != nil {

@@ -251,12 +251,12 @@ finish()
 -- pipelined HGETALL of it after the call, but that second round trip is what a node's starts
 -- wait for: at 100 workers a drain ran 7-13 % faster with the rows in the reply, and at 500,
 -- where Redis' thread is the limit, 1 % slower (bench/peers, alternated runs).
--- Each row goes packed (cmsgpack: an array of strings) as one string: a reply of thirty bulk
--- strings per row cost the node an allocation per field, which its garbage collector paid for
--- in a drain, and Redis more to write than the packing.
+-- Each row goes as one string (joinRow): a reply of thirty bulk strings per row cost the node
+-- an allocation per field, which its garbage collector paid for in a drain, and Redis more to
+-- write than the joining.
 for i, r in ipairs(rows) do
   if not r then r = row(ids[i]) end
-  rows[i] = cmsgpack.pack(r)
+  rows[i] = joinRow(r, ids[i])
 end
 -- The reply is the claim's time and the rows. The state, owner, lease end and start every
 -- claimed job now has are the same for all of them, and the caller knows them from its call and

@@ -139,6 +139,23 @@ local function load(id)
 end
 
 local function row(id) return redis.call('HGETALL', jkey(id)) end
+-- joinRow is a claimed row (a flat field list) of job id as one string: the list's length, the
+-- id and the list, joined by NUL bytes (read by readClaimRow): a claim of 100 costs Redis 105
+-- thousand instructions a job so, 112 with each row packed by cmsgpack.pack. With the length
+-- the node tells a value holding a NUL, which splits the row into more parts, from a row
+-- without, and reads such a job again (args are the caller's bytes): checking the values here
+-- cost more than the packing saved. Each length's text is formatted once (NTEXT), as
+-- NEXTATTEMPT's.
+local NTEXT = {}
+local function joinRow(r, id)
+  local n = #r
+  local t = NTEXT[n]
+  if not t then
+    t = fmt(n) .. '\0'
+    NTEXT[n] = t
+  end
+  return t .. id .. '\0' .. table.concat(r, '\0')
+end
 
 -- hsetAll writes every field of table t to hash key.
 local function hsetAll(key, t)
