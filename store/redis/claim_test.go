@@ -18,7 +18,7 @@ import (
 func TestClaimRowsAsGetReadsThem(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
-	sizes := []int{0, 20, 200, 300, 70_000} // fixstr, str 8, str 16, str 32
+	sizes := []int{0, 20, 200, 300, 70_000} // on both sides of the 64 bytes past which Redis keeps a hash as a hashtable, not a listpack
 	for _, n := range []int{1, 16, 17, 60} {
 		params := make([]store.InsertParams, n)
 		for i := range params {

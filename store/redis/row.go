@@ -274,15 +274,12 @@ func (f *jobFields) job() (*store.JobRow, error) {
 	return j, nil
 }
 
-// decodeJobs reads a list of job hashes.
-func decodeJobs(v any) ([]*store.JobRow, error) { return decodeListWith(v, readFields) }
-
-// decodeListWith reads a list of rows with read, leaving out empty ones.
-func decodeListWith(v any, read func(any, *jobFields) error) ([]*store.JobRow, error) {
+// decodeJobs reads a list of job hashes, leaving out empty ones.
+func decodeJobs(v any) ([]*store.JobRow, error) {
 	list, _ := v.([]any)
 	out := make([]*store.JobRow, 0, len(list))
 	for _, x := range list {
-		j, err := decodeWith(x, read)
+		j, err := decodeJob(x)
 		if err != nil {
 			return nil, err
 		}
