@@ -102,15 +102,16 @@ func TestFormat(t *testing.T) {
 }
 
 // A soak reports one window per Config.Window, together covering every job started, with the
-// process's memory (and the Go runtime's share of it) and the store's size.
+// process's memory (and the Go runtime's share of it) and the store's size. The jobs that start
+// just after the run's end are in its last window, not in one of their own.
 func TestSoakSmoke(t *testing.T) {
 	cfg := Config{Workers: 10, Rate: 200, Duration: 1200 * time.Millisecond, Window: 300 * time.Millisecond}
 	res, err := Run(t.Context(), Rota("rota-sqlite", SQLite(t.TempDir())), Soak, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Jobs != 240 || len(res.Windows) < 3 {
-		t.Fatalf("jobs %d, %d windows: want 240 jobs in 3 or 4 windows", res.Jobs, len(res.Windows))
+	if res.Jobs != 240 || len(res.Windows) < 3 || len(res.Windows) > 4 {
+		t.Fatalf("jobs %d, %d windows: want 240 jobs in 4 windows (3 when the machine delayed a tick)", res.Jobs, len(res.Windows))
 	}
 	started := 0
 	for _, w := range res.Windows {

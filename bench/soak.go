@@ -100,12 +100,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	wg.Go(func() {
 		tick := time.NewTicker(cfg.Window)
 		defer tick.Stop()
-		for last := false; !last; {
-			select {
-			case <-windows:
-				last = true // the partial window at the end
-			case <-tick.C:
-			}
+		closeWindows(tick.C, windows, int((cfg.Duration+cfg.Window-1)/cfg.Window), func() {
 			mu.Lock()
 			lat := samples
 			samples = make([]time.Duration, 0, cap(lat))
@@ -119,7 +114,7 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 			}
 			res.Windows = append(res.Windows, w)
 			report.set(int(started.n.Load()))
-		}
+		})
 	})
 
 	watch := startWatch()
@@ -145,6 +140,26 @@ func soak(ctx context.Context, inst Instance, cfg Config, res *Result) error {
 	// judged by.
 	res.Latency, res.LatencyOf = percentiles(all), latencyOfSoak
 	return err
+}
+
+// closeWindows closes a window (take) at each tick until end is closed, which closes the last
+// one. The run's last window, the n-th, is closed by end, not by its tick: the jobs inserted in
+// the run's last moments start a moment after it, and a tick on time made them a window of
+// their own, a handful of jobs whose p99 stood for the whole run's worst.
+func closeWindows(tick <-chan time.Time, end <-chan struct{}, n int, take func()) {
+	closed := 0
+	for {
+		select {
+		case <-end:
+			take()
+			return
+		case <-tick:
+			if closed < n-1 {
+				take()
+				closed++
+			}
+		}
+	}
 }
 
 // goMemory is the live Go heap and what the Go runtime holds from the OS.
