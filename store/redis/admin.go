@@ -13,18 +13,27 @@ const pruneChunk = 1000
 
 // Get returns one job, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id int64) (*store.JobRow, error) {
-	v, err := s.run(ctx, scriptGet, id)
-	if err != nil {
-		return nil, err
-	}
-	j, err := decodeJob(v)
+	rows, err := s.getJobs(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("redis: get: %w", err)
 	}
-	if j == nil {
+	if len(rows) == 0 {
 		return nil, fmt.Errorf("redis: get: job %d: %w", id, store.ErrNotFound)
 	}
-	return j, nil
+	return rows[0], nil
+}
+
+// getJobs reads jobs by id in one round trip, leaving out those the store does not hold.
+func (s *Store) getJobs(ctx context.Context, ids ...int64) ([]*store.JobRow, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	v, err := s.run(ctx, scriptGet, args...)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJobs(v)
 }
 
 // statusRow reads the {status, row} replies of cancel and retry.

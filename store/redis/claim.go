@@ -49,14 +49,14 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 	if err != nil {
 		return nil, fmt.Errorf("redis: claim: %w", err)
 	}
-	// A row the reply could not carry unambiguously (a NUL byte in a value) is read again: the
-	// claim is made, and the job's hash holds what it wrote.
-	for _, id := range again {
-		j, err := s.Get(ctx, id)
+	// The rows the reply could not carry unambiguously (a NUL byte in a value) are read again,
+	// together: the claim is made, and the jobs' hashes hold what it wrote.
+	if len(again) > 0 {
+		more, err := s.getJobs(ctx, again...)
 		if err != nil {
 			return nil, fmt.Errorf("redis: claim: %w", err)
 		}
-		rows = append(rows, j)
+		rows = append(rows, more...)
 	}
 	if len(rows) == 0 {
 		return nil, nil

@@ -13,7 +13,8 @@ import (
 // has, the job's id, then the row's field names and values, all joined by NUL bytes. Every
 // field is a substring of the row: a claim of a hundred jobs is a hundred strings to allocate,
 // not three thousand. A value may hold a NUL (args are the caller's bytes): then the row splits
-// into more parts than it says it has, and the job is read again whole (Get).
+// into more parts than it says it has, and the job is read again whole after the claim, with
+// the others like it in one round trip (getJobs).
 
 var errClaimRow = errors.New("malformed claimed row")
 
@@ -35,9 +36,7 @@ func decodeClaimRows(v any) (rows []*store.JobRow, again []int64, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if j != nil {
-			rows = append(rows, j)
-		}
+		rows = append(rows, j) // a row has a field at least (readClaimRow), so j is a job
 	}
 	return rows, again, nil
 }
