@@ -217,9 +217,9 @@ func (q *queue) settle(ask, got int) {
 	}
 }
 
-// backlogMax is more outcomes than a healthy completer ever holds: one full batch in flight and
-// one outcome for every slot.
-func (n *Node) backlogMax() int { return n.capacity + completer.BatchMax }
+// backlogMax is more outcomes than a healthy completer ever holds: full batches in every write in
+// flight and one outcome for every slot.
+func (n *Node) backlogMax() int { return n.capacity + completer.HeldMax }
 
 // outcomesBackedUp reports whether outcomes wait to be written in numbers a healthy completer never
 // reaches. A slot is freed when its job's outcome is queued, not when it is written, so while the

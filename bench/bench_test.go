@@ -108,6 +108,8 @@ func BenchmarkWorkflow(b *testing.B) {
 					b.ReportMetric(res.Fan.Seconds(), "fan-s")
 					b.ReportMetric(res.Drain.Seconds(), "drain-s")
 					b.ReportMetric(res.Ratio(), "fan/drain")
+					b.ReportMetric(float64(res.FanCPU.Microseconds())/float64(res.Steps), "fan-cpu-µs/step")
+					b.ReportMetric(float64(res.DrainCPU.Microseconds())/float64(res.Steps), "drain-cpu-µs/job")
 				}
 			})
 			b.Run("Chain", func(b *testing.B) {

@@ -21,6 +21,10 @@ type FanResult struct {
 	Insert time.Duration `json:"insert_ns"`
 	Fan    time.Duration `json:"fan_ns"`
 	Drain  time.Duration `json:"drain_ns"`
+	// FanCPU and DrainCPU are the machine's CPU time over Fan and Drain (see machineBusy): where
+	// the workflow's extra time goes when the machine is busy throughout.
+	FanCPU   time.Duration `json:"fan_cpu_ns"`
+	DrainCPU time.Duration `json:"drain_cpu_ns"`
 }
 
 // Ratio is how much longer the workflow took than the drain.
@@ -48,21 +52,21 @@ func (stepArgs) Kind() string { return "bench-step" }
 func FanOutIn(ctx context.Context, open Opener, steps, workers int) (FanResult, error) {
 	res := FanResult{Steps: steps}
 	var err error
-	if res.Insert, res.Fan, err = runFan(ctx, open, steps, workers); err != nil {
+	if res.Insert, res.Fan, res.FanCPU, err = runFan(ctx, open, steps, workers); err != nil {
 		return res, fmt.Errorf("fan-out/fan-in: %w", err)
 	}
 	drain, err := Run(ctx, Rota("rota", open), Drain, Config{Jobs: steps, Workers: workers})
 	if err != nil {
 		return res, fmt.Errorf("drain: %w", err)
 	}
-	res.Drain = drain.Elapsed
+	res.Drain, res.DrainCPU = drain.Elapsed, drain.CPU
 	return res, nil
 }
 
-func runFan(ctx context.Context, open Opener, steps, workers int) (insert, fan time.Duration, err error) {
+func runFan(ctx context.Context, open Opener, steps, workers int) (insert, fan, cpu time.Duration, err error) {
 	st, cleanup, err := open(ctx)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer cleanup()
 	wf := rota.NewWorkflow()
@@ -77,7 +81,7 @@ func runFan(ctx context.Context, open Opener, steps, workers int) (insert, fan t
 	began := time.Now()
 	ins, err := client.InsertWorkflow(ctx, wf)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	insert = time.Since(began)
 	final := ins.Steps["final"].ID
@@ -88,19 +92,21 @@ func runFan(ctx context.Context, open Opener, steps, workers int) (insert, fan t
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	start := time.Now()
+	watch := startWatch()
 	if err := node.Start(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer node.Stop(context.Background())
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, 0, ctx.Err()
 	}
-	return insert, time.Since(start), nil
+	var r Result
+	watch.stop(&r)
+	return insert, r.Elapsed, r.CPU, nil
 }
 
 // chainWarmUp is how many steps long the chain is that Chain runs first on its node, untimed:

@@ -2,9 +2,11 @@
 //
 // While one write is in flight, new outcomes gather; the next write takes them all. An idle node
 // therefore writes each outcome at once (lowest latency), and a busy one writes hundreds per round
-// trip (highest throughput), without a timer to tune. A failed write is retried with backoff and
-// never dropped: outcomes are only lost if the process dies, and then the jobs' leases expire and
-// the rescuer takes them.
+// trip (highest throughput), without a timer to tune. Should a write take long enough that a
+// whole batch gathers (a store settling a large fan-out's dependents before its Complete
+// returns), a second write takes it, so that no outcome waits for another job's housekeeping.
+// A failed write is retried with backoff and never dropped: outcomes are only lost if the process
+// dies, and then the jobs' leases expire and the rescuer takes them.
 package completer
 
 import (
@@ -20,6 +22,16 @@ import (
 
 // BatchMax caps one write, so one statement's parameter list and transaction stay small.
 const BatchMax = 1000
+
+// writesInFlight is how many writes may be in flight at once. A second one starts only when a
+// whole batch waits (see take): the write in flight is taking long, as when the store settles a
+// large fan-out's dependents before its Complete returns, and the node's other outcomes must
+// not wait for that. A busy node otherwise keeps one write in flight and large batches, which
+// cost the store least per outcome.
+const writesInFlight = 2
+
+// HeldMax is the most outcomes that writes in flight hold.
+const HeldMax = writesInFlight * BatchMax
 
 // retryBackoff spaces the retries of a failed write: short at first (a lost connection is often
 // back at once), never longer than a few seconds so that a recovered store is used soon, and
@@ -59,9 +71,11 @@ type Completer struct {
 	// spare is the array of the last batch taken whole, once written: the next outcomes are
 	// added to it rather than to a new array grown from nothing each batch.
 	spare []item
-	// writing is how many outcomes the write in flight carries: they are outstanding too.
+	// writing is how many outcomes the writes in flight carry: they are outstanding too.
 	writing int
-	wake    chan struct{}
+	// inflight is how many writes are in flight, at most writesInFlight.
+	inflight int
+	wake     chan struct{}
 }
 
 // New returns a Completer writing to s, which tells report of every failed write. Writes cut
@@ -76,10 +90,7 @@ func (c *Completer) Add(o store.Outcome, done func(applied bool)) {
 	c.mu.Lock()
 	c.pending = append(c.pending, item{outcome: o, done: done})
 	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.poke()
 }
 
 // Pending reports how many outcomes are not written yet: waiting, or in the write in flight.
@@ -91,35 +102,54 @@ func (c *Completer) Pending() int {
 }
 
 // Run writes outcomes until drain is closed and nothing is pending, or until ctx ends (then what is
-// pending is abandoned to the rescuer).
+// pending is abandoned to the rescuer). It returns once no write is in flight.
 func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		if ctx.Err() != nil {
 			return // what is pending is the rescuer's now
 		}
 		if batch, whole := c.take(); len(batch) > 0 {
-			c.write(ctx, batch, whole)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.write(ctx, batch, whole)
+				c.poke()
+			}()
 			continue
+		}
+		if drain == nil && c.Pending() == 0 {
+			return
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.wake:
 		case <-drain:
-			if c.Pending() == 0 {
-				return
-			}
+			drain = nil // from now on, Run returns once nothing is pending
 		}
 	}
 }
 
-// take hands over up to BatchMax pending outcomes; whole says they were all of them, so that
-// the array they are in is the batch's alone.
+func (c *Completer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take hands over up to BatchMax pending outcomes, or none while writesInFlight writes are;
+// whole says they were all of them, so that the array they are in is the batch's alone.
 func (c *Completer) take() (batch []item, whole bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := min(len(c.pending), BatchMax)
-	c.writing = n
+	if n == 0 || c.inflight == writesInFlight || c.inflight > 0 && n < BatchMax {
+		return nil, false
+	}
+	c.inflight++
+	c.writing += n
 	if n == len(c.pending) {
 		batch = c.pending
 		c.pending, c.spare = c.spare[:0], nil
@@ -130,15 +160,17 @@ func (c *Completer) take() (batch []item, whole bool) {
 	return batch, false
 }
 
-// write records batch, retrying until it is written or ctx ends, and then marks nothing in
-// flight. A batch that was all that was pending leaves its array as the spare.
+// write records batch, retrying until it is written or ctx ends, and then counts it out of
+// what is in flight. A batch that was all that was pending leaves its array as the spare.
 func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 	c.writeBatch(ctx, batch)
+	n := len(batch)
 	if whole {
 		clear(batch) // let go of the outcomes and callbacks
 	}
 	c.mu.Lock()
-	c.writing = 0
+	c.inflight--
+	c.writing -= n
 	if whole && c.spare == nil {
 		c.spare = batch[:0]
 	}

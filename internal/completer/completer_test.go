@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,4 +208,83 @@ func TestPendingCountsTheWriteInFlight(t *testing.T) {
 	}
 	close(b.release)
 	<-written // job 1 does not exist: not applied, but written
+}
+
+// firstBlocks holds its first Complete call until release is closed, as a store settling a
+// large fan-out's dependents holds the completion that released them; later calls go through.
+type firstBlocks struct {
+	store.Store
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *firstBlocks) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	if b.calls.Add(1) == 1 {
+		close(b.entered)
+		<-b.release
+	}
+	return b.Store.Complete(ctx, outcomes)
+}
+
+// A whole batch of outcomes does not wait for a write that takes long: a second write carries it
+// while the first is still in flight.
+func TestFullBatchDoesNotWaitForALongWrite(t *testing.T) {
+	st, jobs := running(t, filepath.Join(t.TempDir(), "rota.db"), BatchMax+1)
+	b := &firstBlocks{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
+	c := New(b, clockwork.NewFakeClock(), logged(t))
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go c.Run(ctx, nil)
+	outcome := func(j *store.JobRow) store.Outcome {
+		return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+	}
+	first := make(chan bool, 1)
+	c.Add(outcome(jobs[0]), func(ok bool) { first <- ok })
+	<-b.entered
+	written := make(chan bool, BatchMax)
+	for _, j := range jobs[1:] {
+		c.Add(outcome(j), func(ok bool) { written <- ok })
+	}
+	for range BatchMax {
+		select {
+		case ok := <-written:
+			if !ok {
+				t.Fatal("an outcome of the second write was not applied")
+			}
+		case <-time.After(10 * time.Second): // a failure's bound, not a wait for success
+			t.Fatalf("the second batch waited for the first write: %d outcomes pending", c.Pending())
+		}
+	}
+	if n := c.Pending(); n != 1 {
+		t.Fatalf("Pending = %d with the first write still in flight, want 1", n)
+	}
+	close(b.release)
+	if !<-first {
+		t.Fatal("the first outcome was not applied")
+	}
+}
+
+// While a write is in flight, a second one takes only a whole batch: less than that waits for
+// the first, so that a busy node keeps writing large batches; and no third one starts.
+func TestSecondWriteTakesOnlyAWholeBatch(t *testing.T) {
+	c := New(nil, clockwork.NewFakeClock(), nil)
+	c.pending = make([]item, BatchMax-1)
+	if batch, _ := c.take(); len(batch) != BatchMax-1 {
+		t.Fatalf("the first write took %d outcomes, want %d", len(batch), BatchMax-1)
+	}
+	c.pending = make([]item, BatchMax-1)
+	if batch, _ := c.take(); len(batch) != 0 {
+		t.Fatalf("with a write in flight, %d outcomes (less than a batch) were taken", len(batch))
+	}
+	c.pending = make([]item, BatchMax+5)
+	if batch, _ := c.take(); len(batch) != BatchMax {
+		t.Fatalf("the second write took %d outcomes, want a whole batch of %d", len(batch), BatchMax)
+	}
+	if batch, _ := c.take(); len(batch) != 0 {
+		t.Fatalf("a third write took %d outcomes while two were in flight", len(batch))
+	}
+	if n := c.Pending(); n != BatchMax-1+BatchMax+5 {
+		t.Fatalf("Pending = %d, want every outcome taken or waiting", n)
+	}
 }

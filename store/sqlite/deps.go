@@ -21,13 +21,21 @@ type ended struct {
 // dependent of each: what their ends settle.
 const unlinkSQL = `DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) RETURNING job_id`
 
-// countOffSQL takes from each dependent in ?1 (a JSON object: dependent id → how many of the
-// ended jobs it waited for) that many off what it waits for: every one when they completed
-// (?2), else those that ignore failed dependencies. It returns what each still waits for.
+// unwaitSQL deletes the waits of the dependents in ?1 (a JSON object: dependent id → how many of
+// the ended jobs it waited for) that those ends leave waiting for nothing: every one when they
+// completed (?2), else those that ignore failed dependencies. It returns their ids, the
+// dependents to release. Their count is not written down to zero first: a fan-out's release
+// writes each step's wait once, not twice.
+const unwaitSQL = `DELETE FROM job_waits WHERE job_id IN (
+		SELECT w.job_id FROM json_each(?1) d JOIN job_waits w ON w.job_id = CAST(d.key AS INTEGER)
+		WHERE w.pending <= d.value AND (?2 OR w.ignore_failed))
+	RETURNING job_id`
+
+// countOffSQL takes from each dependent in ?1 (as unwaitSQL's) that many off what it waits for,
+// with the same rule: the dependents that still wait after it (unwaitSQL took the others).
 const countOffSQL = `UPDATE job_waits SET pending = pending - d.value
 	FROM json_each(?1) d
-	WHERE job_waits.job_id = CAST(d.key AS INTEGER) AND (?2 OR job_waits.ignore_failed)
-	RETURNING job_waits.job_id, job_waits.pending`
+	WHERE job_waits.job_id = CAST(d.key AS INTEGER) AND (?2 OR job_waits.ignore_failed)`
 
 // releaseSQL makes the pending jobs ?1, which wait for nothing more, available, or scheduled
 // while their RunAt is ahead, to run no earlier than now (?2).
@@ -95,7 +103,9 @@ type resolver struct {
 
 // resolve settles the dependents of the ended jobs ids (a JSON array): completed, or failed with
 // why for the dependents it cancels. A batch of completions that leaves its dependents waiting,
-// the common case of a fan-in, costs two statements: the edges' delete and the count.
+// the common case of a fan-in, costs three statements: the edges' delete, the look for waits
+// that end, and the count; a fan-out's release, whose dependents all stop waiting, the edges'
+// delete, the waits' and the release.
 func (r *resolver) resolve(ids string, completed bool, why string) error {
 	waited := make(map[string]int64) // dependent id → how many of the ended jobs it waited for
 	var dependents []int64
@@ -114,22 +124,24 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 	if err != nil || len(dependents) == 0 {
 		return err
 	}
-	var zero, settled []int64 // dependents that wait for nothing more; those that stopped waiting
-	err = r.each(countOffSQL, []any{jsonText(waited), completed}, func(rows *sql.Rows) error {
-		var id, pending int64
-		if err := rows.Scan(&id, &pending); err != nil {
+	var zero, cancelled []int64 // dependents that wait for nothing more; those cancelled
+	err = r.each(unwaitSQL, []any{jsonText(waited), completed}, func(rows *sql.Rows) error {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		if pending <= 0 {
-			zero = append(zero, id)
-		}
+		zero = append(zero, id)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if len(zero) < len(dependents) { // some still wait, or are cancelled below
+		if _, err := r.x.exec(countOffSQL, jsonText(waited), completed); err != nil {
+			return err
+		}
+	}
 	if len(zero) > 0 {
-		settled = append(settled, zero...)
 		err := r.each(releaseSQL, []any{jsonText(zero), r.at}, func(rows *sql.Rows) error {
 			var id int64
 			var q, state string
@@ -154,7 +166,7 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 			if err := rows.Scan(&id, &q, &more); err != nil {
 				return err
 			}
-			settled = append(settled, id)
+			cancelled = append(cancelled, id)
 			r.c.move(q, store.StatePending, store.StateCancelled, 1)
 			r.notes = append(r.notes, store.Notification{Topic: store.TopicFinal, Queue: q, JobID: id})
 			if more {
@@ -166,10 +178,10 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 			return err
 		}
 	}
-	if len(settled) == 0 {
+	if len(cancelled) == 0 {
 		return nil
 	}
-	_, err = r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`, jsonText(settled))
+	_, err = r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`, jsonText(cancelled))
 	return err
 }
 
