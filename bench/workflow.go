@@ -23,8 +23,8 @@ type FanResult struct {
 	Drain  time.Duration `json:"drain_ns"`
 	// FanCPU and DrainCPU are the machine's CPU time over Fan and Drain (see machineBusy): where
 	// the workflow's extra time goes when the machine is busy throughout.
-	FanCPU   time.Duration `json:"fan_cpu_ns"`
-	DrainCPU time.Duration `json:"drain_cpu_ns"`
+	FanCPU   time.Duration `json:"fan_cpu_ns,omitempty"`
+	DrainCPU time.Duration `json:"drain_cpu_ns,omitempty"`
 }
 
 // Ratio is how much longer the workflow took than the drain.

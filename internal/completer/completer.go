@@ -89,11 +89,17 @@ func New(s store.Store, clock clockwork.Clock, report func(Failure)) *Completer 
 func (c *Completer) Add(o store.Outcome, done func(applied bool)) {
 	c.mu.Lock()
 	c.pending = append(c.pending, item{outcome: o, done: done})
+	n := len(c.pending)
 	c.mu.Unlock()
-	c.poke()
+	// Run can act only on the first outcome waiting (no write may be in flight) or on a whole
+	// batch (a second write may start); a write that ends wakes it for the rest. Waking it for
+	// every outcome while a write is in flight would only have it find nothing to take.
+	if n == 1 || n == BatchMax {
+		c.poke()
+	}
 }
 
-// Pending reports how many outcomes are not written yet: waiting, or in the write in flight.
+// Pending reports how many outcomes are not written yet: waiting, or in the writes in flight.
 // The node heartbeats while any is, so their jobs' leases hold until they are recorded.
 func (c *Completer) Pending() int {
 	c.mu.Lock()
@@ -106,6 +112,7 @@ func (c *Completer) Pending() int {
 func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	draining := false // drain is closed: Run returns once nothing is pending
 	for {
 		if ctx.Err() != nil {
 			return // what is pending is the rescuer's now
@@ -119,7 +126,7 @@ func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 			}()
 			continue
 		}
-		if drain == nil && c.Pending() == 0 {
+		if draining && c.Pending() == 0 {
 			return
 		}
 		select {
@@ -127,7 +134,7 @@ func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 			return
 		case <-c.wake:
 		case <-drain:
-			drain = nil // from now on, Run returns once nothing is pending
+			draining, drain = true, nil
 		}
 	}
 }
@@ -165,9 +172,9 @@ func (c *Completer) take() (batch []item, whole bool) {
 func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 	c.writeBatch(ctx, batch)
 	n := len(batch)
-	if whole {
-		clear(batch) // let go of the outcomes and callbacks
-	}
+	// Let go of the outcomes and callbacks (the jobs' rows): a part batch's region of its array
+	// is its own (take caps it), and the array lives on with the outcomes after it.
+	clear(batch)
 	c.mu.Lock()
 	c.inflight--
 	c.writing -= n
