@@ -19,7 +19,8 @@ const literalLimitMax = 256
 
 // literalSizes are the limits written into statement texts, ascending: every size up to 16, then
 // about one in 1.5 up to literalLimitMax, so that a claim takes at most three pieces (a claim of
-// 87 is 64, 16 and 7).
+// 87 is 64, 16 and 7). Inserts and completions are cut to the same sizes, for the same reason:
+// one prepared text per size they meet (see completeSQLs).
 var literalSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32, 48, 64, 96, 128, 192, 256}
 
 // piece is how many of n jobs to claim in one statement: n above literalLimitMax (its limit is

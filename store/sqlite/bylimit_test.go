@@ -95,3 +95,63 @@ func TestClaimsPrepareFewStatements(t *testing.T) {
 		t.Errorf("the writer prepared %d claim and %d expiry statements, want at most %d each", claims, expiries, len(literalSizes))
 	}
 }
+
+// Inserts and completions of every size up to a few chunks leave the writer with an insert and a
+// completion statement for each of literalSizes at most, and apply every job and outcome.
+func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const most = 2*insertChunk + 7
+	total := 0
+	for n := 1; n <= most; n++ {
+		jobs := make([]store.InsertParams, n)
+		for i := range jobs {
+			jobs[i] = store.InsertParams{Kind: "k", Queue: "q", Args: []byte(`{}`), MaxAttempts: 1}
+		}
+		res, err := s.Insert(ctx, jobs)
+		if err != nil || len(res) != n {
+			t.Fatalf("insert of %d: %d results, %v", n, len(res), err)
+		}
+		total += n
+	}
+	claimed, err := s.Claim(ctx, store.ClaimParams{Queue: "q", Kinds: []string{"k"}, Max: total, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != total {
+		t.Fatalf("claim: %d jobs, %v; want %d", len(claimed), err, total)
+	}
+	for n := 1; len(claimed) > 0; n++ {
+		part := claimed[:min(n, len(claimed))]
+		claimed = claimed[len(part):]
+		outcomes := make([]store.Outcome, len(part))
+		for i, j := range part {
+			outcomes[i] = store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+		}
+		applied, err := s.Complete(ctx, outcomes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range applied {
+			if !ok {
+				t.Fatalf("completion of %d: outcome %d not applied", len(part), i)
+			}
+		}
+	}
+	inserts, completions := 0, 0
+	for q := range s.w.cache.stmts {
+		switch {
+		case strings.HasPrefix(q, "INSERT INTO jobs ("):
+			inserts++
+		case strings.HasPrefix(q, "WITH o (id, fence, state"):
+			completions++
+		}
+	}
+	if inserts == 0 || completions == 0 {
+		t.Fatalf("found %d insert and %d completion statements: the test no longer knows their texts", inserts, completions)
+	}
+	if inserts > len(literalSizes) || completions > len(literalSizes) {
+		t.Errorf("the writer prepared %d insert and %d completion statements, want at most %d each", inserts, completions, len(literalSizes))
+	}
+}

@@ -40,13 +40,19 @@ func completeSQL(n int) string {
 // completeColumns is how many parameters one outcome takes in completeSQL.
 const completeColumns = 10
 
-// completeChunk is the most outcomes one statement carries.
-const completeChunk = 100
+// completeChunk is the most outcomes one statement carries, one of literalSizes.
+const completeChunk = 96
 
+// completeSQLs[n] is completeSQL(n) for each of literalSizes up to completeChunk: a write of
+// another size is made of pieces of those (piece). Each text the writer prepares holds about
+// 36 KB for as long as the store is open, and a busy node's completion writes come in every size:
+// one text per size up to 100 could hold ~3.6 MB, met a size at a time over hours.
 var completeSQLs = func() []string {
 	out := make([]string, completeChunk+1)
-	for n := 1; n <= completeChunk; n++ {
-		out[n] = completeSQL(n)
+	for _, n := range literalSizes {
+		if n <= completeChunk {
+			out[n] = completeSQL(n)
+		}
 	}
 	return out
 }()
@@ -65,7 +71,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 		var ends []ended
 		for _, round := range rounds {
 			for len(round) > 0 {
-				n := min(len(round), completeChunk)
+				n := piece(min(len(round), completeChunk))
 				if err := complete(t, outcomes, round[:n], applied, queues, states, &ends); err != nil {
 					return err
 				}

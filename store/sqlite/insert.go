@@ -11,9 +11,11 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// insertChunk is how many rows one INSERT statement carries: at 13 parameters a row it stays far
-// below SQLite's 32766-parameter limit, and past ~100 rows a bigger statement saves nothing.
-const insertChunk = 100
+// insertChunk is how many rows one INSERT statement carries, one of literalSizes: at 19
+// parameters a row it stays far below SQLite's 32766-parameter limit, and past ~100 rows a bigger
+// statement saves nothing. Fewer rows go in pieces of literalSizes (piece), so that the writer
+// prepares a few texts, not one per size (see completeSQLs).
+const insertChunk = 96
 
 // insertSQL[n] inserts n rows with every column. bareSQL[n] leaves out the columns most jobs
 // leave empty (expiry, unique key, tags, metadata, schedule): binding a parameter is a good part
@@ -33,8 +35,10 @@ func insertStatements(columns string) []string {
 	perRow := strings.Count(columns, ",") + 1
 	row := "(" + strings.Repeat("?, ", perRow-1) + "?)"
 	out := make([]string, insertChunk+1)
-	for n := 1; n <= insertChunk; n++ {
-		out[n] = "INSERT INTO jobs (" + columns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+	for _, n := range literalSizes {
+		if n <= insertChunk {
+			out[n] = "INSERT INTO jobs (" + columns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+		}
 	}
 	return out
 }
@@ -101,7 +105,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	c := make(counts)
 	flush := func() error {
 		for len(batch) > 0 {
-			chunk := batch[:min(len(batch), insertChunk)]
+			chunk := batch[:piece(min(len(batch), insertChunk))]
 			plans, err := planBatch(x, params, chunk, res)
 			if err != nil {
 				return err
