@@ -50,8 +50,14 @@ func startWatch() stopwatch {
 
 // stop records the interval since startWatch in res.
 func (w stopwatch) stop(res *Result) {
-	res.Elapsed = time.Since(w.begin)
+	res.Elapsed, res.CPU = w.read()
+}
+
+// read returns the interval's wall time and the machine's CPU time (0 where it cannot be read).
+func (w stopwatch) read() (elapsed, cpu time.Duration) {
+	elapsed = time.Since(w.begin)
 	if busy, ok := machineBusy(); ok && w.busyOK {
-		res.CPU = busy - w.busy
+		cpu = busy - w.busy
 	}
+	return elapsed, cpu
 }

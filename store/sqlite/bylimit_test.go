@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +58,7 @@ func TestPieces(t *testing.T) {
 // each prepared statement holds memory for as long as the store is open.
 func TestClaimsPrepareFewStatements(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	jobs := make([]store.InsertParams, literalLimitMax*(literalLimitMax+1)/2)
 	for i := range jobs {
 		jobs[i] = store.InsertParams{Kind: "k", Queue: "full", Args: []byte(`{}`), MaxAttempts: 1}
@@ -82,15 +77,8 @@ func TestClaimsPrepareFewStatements(t *testing.T) {
 			}
 		}
 	}
-	claims, expiries := 0, 0
-	for q := range s.w.cache.stmts {
-		switch {
-		case strings.HasPrefix(q, "UPDATE jobs SET state = 'running'"):
-			claims++
-		case strings.HasPrefix(q, "UPDATE jobs SET state = 'expired'"):
-			expiries++
-		}
-	}
+	n := prepared(s, "UPDATE jobs SET state = 'running'", "UPDATE jobs SET state = 'expired'")
+	claims, expiries := n[0], n[1]
 	if claims > len(literalSizes) || expiries > len(literalSizes) {
 		t.Errorf("the writer prepared %d claim and %d expiry statements, want at most %d each", claims, expiries, len(literalSizes))
 	}
@@ -100,11 +88,7 @@ func TestClaimsPrepareFewStatements(t *testing.T) {
 // completion statement for each of literalSizes at most, and apply every job and outcome.
 func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	const most = 2*insertChunk + 7
 	total := 0
 	for n := 1; n <= most; n++ {
@@ -139,19 +123,25 @@ func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
 			}
 		}
 	}
-	inserts, completions := 0, 0
-	for q := range s.w.cache.stmts {
-		switch {
-		case strings.HasPrefix(q, "INSERT INTO jobs ("):
-			inserts++
-		case strings.HasPrefix(q, "WITH o (id, fence, state"):
-			completions++
-		}
-	}
+	n := prepared(s, "INSERT INTO jobs (", "WITH o (id, fence, state")
+	inserts, completions := n[0], n[1]
 	if inserts == 0 || completions == 0 {
 		t.Fatalf("found %d insert and %d completion statements: the test no longer knows their texts", inserts, completions)
 	}
 	if inserts > len(literalSizes) || completions > len(literalSizes) {
 		t.Errorf("the writer prepared %d insert and %d completion statements, want at most %d each", inserts, completions, len(literalSizes))
 	}
+}
+
+// prepared counts the statements the writer holds prepared whose text starts with each prefix.
+func prepared(s *Store, prefixes ...string) []int {
+	n := make([]int, len(prefixes))
+	for q := range s.w.cache.stmts {
+		for i, p := range prefixes {
+			if strings.HasPrefix(q, p) {
+				n[i]++
+			}
+		}
+	}
+	return n
 }

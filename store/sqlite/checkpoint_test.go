@@ -14,11 +14,7 @@ import (
 // file after the store's commits.
 func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	var auto int
 	if err := s.w.conn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
 		t.Fatalf("the writer's wal_autocheckpoint = %d, %v; want 0", auto, err)

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,11 +16,7 @@ import (
 // room. max_page_count caps the file the way a full disk does: SQLITE_FULL.
 func TestFullDatabaseIsUnavailableNotLost(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "rota.db"), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, WithLogger(discard))
 	insert := func(n int) error {
 		args, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", n)})
 		_, err := s.Insert(ctx, []store.InsertParams{{Kind: "k", Queue: "q", Args: args, MaxAttempts: 1}})
@@ -46,7 +39,7 @@ func TestFullDatabaseIsUnavailableNotLost(t *testing.T) {
 		}
 	}
 	setMaxPages(0)
-	err = insert(256 << 10)
+	err := insert(256 << 10)
 	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "full") {
 		t.Fatalf("insert into a full database: %v, want store.ErrUnavailable saying it is full", err)
 	}

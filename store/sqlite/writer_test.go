@@ -17,6 +17,18 @@ import (
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// openTemp opens a store on a fresh file of the test's temporary directory, closed when the
+// test ends.
+func openTemp(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // groupWriter returns a writer on a migrated file with its run loop not started, so that a test
 // can hand it a group of its choosing, and what it published.
 func groupWriter(t *testing.T) (*writer, *sql.DB, *[]store.Notification) {
