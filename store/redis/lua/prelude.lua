@@ -418,6 +418,14 @@ local function depError(dep, st)
   return fill(fill(ARGV[#ARGV - 1], '\\u0001', dep), '\\u0002', st)
 end
 
+-- due says whether run_at r (µs) has come. Both texts are integers without a sign, so of two
+-- of the same length the later one sorts after: the comparison of texts spares a conversion
+-- (~1 µs, strtod) per released job, which a fan-out pays ten thousand times.
+local function due(r)
+  if #r == #NOWS then return r <= NOWS end
+  return tonumber(r) <= NOW
+end
+
 -- release makes a pending job whose dependencies are all done runnable: available from now, or
 -- scheduled when its run_at is still ahead.
 local function release(h)
@@ -437,8 +445,9 @@ end
 -- Whether it ignores failed dependencies is read only when one failed (few do).
 local D_STATE, D_QUEUE, D_KIND, D_PRIORITY, D_RUNAT, D_UNIQUE, D_EXPIRES, D_SCHEDULE, D_WORKFLOW, D_WAITS =
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-local function loadDep(id)
-  return redis.call('HMGET', jkey(id), 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn')
+-- loadDep reads them from job hash jk.
+local function loadDep(jk)
+  return redis.call('HMGET', jk, 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn')
 end
 
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
@@ -482,12 +491,13 @@ local function flushReady(q, ready)
   for k, l in pairs(ready) do addReadyList(q, k, l) end
 end
 
--- releasePlain releases a pending job without unique key, expiry or schedule whose run_at has
--- come: what release() and move() write for it, with the index writes gathered per key in RELQ
--- and sent by flushReleased, one variadic call per key. A fan-out releases thousands of such
--- steps in one script, and move()'s generic tables and key strings were most of its cost.
+-- releasePlain releases pending job id (hash jk, read as v) without unique key, expiry or
+-- schedule whose run_at has come: what release() and move() write for it, with the index
+-- writes gathered per key in RELQ and sent by flushReleased, one variadic call per key. A
+-- fan-out releases thousands of such steps in one script, and move()'s generic tables and key
+-- strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
-local function releasePlain(id, v)
+local function releasePlain(id, jk, v)
   local q = v[D_QUEUE]
   local g = RELQ[q]
   if not g then
@@ -498,7 +508,6 @@ local function releasePlain(id, v)
   g.ids[#g.ids + 1] = id
   g.byId[n + 1], g.byId[n + 2] = id, id
   addReady(g.ready, v[D_KIND], v[D_PRIORITY], NOWS, id)
-  local jk = jkey(id)
   -- dn is read only while a job is pending: it stays, which costs less than deleting it.
   redis.call('HSET', jk, 's', 'available', 'r', NOWS)
   if v[D_WORKFLOW] then
@@ -660,15 +669,16 @@ local function settleDeps()
     end
     for _, id in ipairs(order) do
       local c, f = count[id], failed[id]
-      local v = loadDep(id)
+      local jk = jkey(id)
+      local v = loadDep(jk)
       if v[D_STATE] == 'pending' then
-        if f and not redis.call('HGET', jkey(id), 'ig') then
+        if f and not redis.call('HGET', jk, 'ig') then
           local h = load(id)
           move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(f.i, f.s), '')})
-        elseif tonumber(v[D_WAITS] or '1') > c then
-          redis.call('HINCRBY', jkey(id), 'dn', -c)
-        elseif not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and tonumber(v[D_RUNAT]) <= NOW then
-          releasePlain(id, v)
+        elseif v[D_WAITS] and tonumber(v[D_WAITS]) > c then
+          redis.call('HINCRBY', jk, 'dn', -c)
+        elseif not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and due(v[D_RUNAT]) then
+          releasePlain(id, jk, v)
         else
           release(load(id))
         end
