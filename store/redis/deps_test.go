@@ -10,12 +10,17 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// depKeys returns the namespace's dep:<id> sets: a settled dependency leaves none behind.
+// depKeys returns the namespace's edge keys, the dep:<id> sets and the rel:<id> hashes of their
+// dependents' release entries: a settled dependency leaves none behind.
 func depKeys(t *testing.T, s *Store) []string {
 	t.Helper()
-	keys, err := s.rdb.Keys(t.Context(), s.prefix+"dep:*").Result()
-	if err != nil {
-		t.Fatal(err)
+	var keys []string
+	for _, pattern := range []string{"dep:*", "rel:*"} {
+		k, err := s.rdb.Keys(t.Context(), s.prefix+pattern).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k...)
 	}
 	return keys
 }

@@ -203,3 +203,52 @@ func TestCompletionSettlesItsOneDependentPastTheBudget(t *testing.T) {
 		t.Fatalf("parked ends %v, want only a's %v", parked, want)
 	}
 }
+
+// relEntries is job id's release entries, by dependent id.
+func relEntries(t *testing.T, s *Store, id int64) map[string]string {
+	t.Helper()
+	m, err := s.rdb.HGetAll(t.Context(), s.prefix+"rel:"+strconv.FormatInt(id, 10)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A dependent kept in a set is released from its release entry and its own state: into its own
+// queue, kind and priority; one with a unique key has no entry; one that a join gave a second
+// wait is not released by the first; and no entry outlives its edge.
+func TestReleaseEntries(t *testing.T) {
+	s := open(t)
+	root, first := claimedRoot(t, s, 1) // the first dependent is inline: no entry
+	other := job("other")
+	other.Queue, other.Priority, other.DependsOn = "q2", 3, []int64{root.ID}
+	unique := job("dep")
+	unique.UniqueKey, unique.DependsOn = "u1", []int64{root.ID}
+	joined := job("dep")
+	joined.DependsOn = []int64{root.ID}
+	rows := insertAll(t, s, other, unique, joined)
+	entries := relEntries(t, s, root.ID)
+	if len(entries) != 2 || entries[strconv.FormatInt(rows[0].ID, 10)] == "" || entries[strconv.FormatInt(rows[2].ID, 10)] == "" {
+		t.Fatalf("entries %q, want the plain set-kept dependents %d and %d", entries, rows[0].ID, rows[2].ID)
+	}
+	// joined now waits for a second job too.
+	second := job("second")
+	second.DependencyOf = rows[2].ID
+	insertAll(t, s, second)
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, rows[2].ID).State; got != store.StatePending {
+		t.Fatalf("the joined dependent is %s after one of its two dependencies, want pending", got)
+	}
+	if n := countStates(t, s, append(first, rows[:2]...)); n[store.StateAvailable] != 3 {
+		t.Fatalf("after the root's completion: %v, want three available", n)
+	}
+	claimed, err := s.Claim(t.Context(), store.ClaimParams{Queue: "q2", Kinds: []string{"other"}, Max: 10, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(claimed) != 1 || claimed[0].ID != rows[0].ID || claimed[0].Priority != 3 {
+		t.Fatalf("claim of q2/other: %v, %v; want job %d at priority 3", claimed, err, rows[0].ID)
+	}
+	if keys := depKeys(t, s); len(keys) != 0 {
+		t.Fatalf("edges left: %v", keys)
+	}
+}

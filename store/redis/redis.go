@@ -28,6 +28,9 @@ import (
 // queue to the queues set only when its kind is new to it, and writes no attempt or fence field
 // for a job until it is claimed: a version 4 build would write jobs into a namespace it cannot
 // tell from its own, leave queues that QueueStats would not list, and fail on those jobs.
+// Release entries (the rel:<id> hashes, addEdge in prelude.lua) took no new version: every build
+// releases a dependent right without them, and a version 5 build only leaves behind the hash of
+// an end it settles, which a rolling upgrade makes for the dependents inserted meanwhile.
 const schemaVersion = 5
 
 // Store is a store.Store on Redis. It is also a store.Notifier, store.Leaser,

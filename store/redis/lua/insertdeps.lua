@@ -75,7 +75,8 @@ local function waitOn(h, x, ids, state)
     end
   end
   if #wait == 0 then return state end
-  for _, d in ipairs(wait) do addEdge(d, h.i) end
+  local info = relEntry(h)
+  for _, d in ipairs(wait) do addEdge(d, h.i, info) end
   -- dn is written only above one: most dependents wait for one job (a fan-out's steps), and a
   -- field fewer in each of their hashes is less for every claim and completion to read.
   if #wait > 1 then h.dn = fmt(#wait) end
