@@ -492,10 +492,10 @@ local function flushReady(q, ready)
 end
 
 -- releasePlain releases pending job id (hash jk; queue q, kind k, priority p, workflow w or
--- nil) without unique key, expiry or schedule whose run_at has come: what release() and move() write for it, with the index
--- writes gathered per key in RELQ and sent by flushReleased, one variadic call per key. A
--- fan-out releases thousands of such steps in one script, and move()'s generic tables and key
--- strings were most of its cost.
+-- false) without unique key, expiry or schedule whose run_at has come: what release() and
+-- move() write for it, with the index writes gathered per key in RELQ and sent by
+-- flushReleased, one variadic call per key. A fan-out releases thousands of such steps in one
+-- script, and move()'s generic tables and key strings were most of its cost.
 -- A released job is not moved again in the same script, so no other write to its members waits.
 local function releasePlain(id, jk, q, k, p, w)
   local g = RELQ[q]
@@ -558,7 +558,8 @@ local function relKey(d) return P .. 'rel:' .. d end
 -- relEntry is new job h's entry, or nil when it gets none. The fields are joined by \0, which
 -- the names may not hold (checked) and the workflow, last, may.
 local function relEntry(h)
-  if h.u or h.x or h.sc or string.find(h.q, '\0', 1, true) or string.find(h.k, '\0', 1, true) then return nil end
+  if h.u or h.x or h.sc then return nil end
+  if string.find(h.q, '\0', 1, true) or string.find(h.k, '\0', 1, true) then return nil end
   return h.q .. '\0' .. h.k .. '\0' .. h.p .. '\0' .. (h.W or '')
 end
 -- relFields is entry e's fields, parsed once per settling (parsed): a fan-out's entries are all
@@ -570,7 +571,8 @@ local function relFields(parsed, e)
     local b = string.find(e, '\0', a + 1, true)
     local c = string.find(e, '\0', b + 1, true)
     local w = string.sub(e, c + 1)
-    f = {string.sub(e, 1, a - 1), string.sub(e, a + 1, b - 1), string.sub(e, b + 1, c - 1), w ~= '' and w}
+    f = {string.sub(e, 1, a - 1), string.sub(e, a + 1, b - 1), string.sub(e, b + 1, c - 1),
+      w ~= '' and w}
     parsed[e] = f
   end
   return f
