@@ -11,8 +11,8 @@ import (
 // with dn (how many it still waits for, absent when one) and D (its dependencies, in order) on
 // its hash. Each job that one waits for holds its dependents in its field dp: the dependent's id
 // after '=' while it has one and never had more, else '1' and the set dep:<id>, with the release
-// entries of its plain dependents in the hash rel:<id> (addEdge in prelude.lua). Only the scripts that add edges (inserts, RetryWorkflow) and those that end a job
-// read dp: the ending script settles exactly those dependents (finish()), so a completion costs
+// entries of its plain dependents in the hash rel:<id> (addEdge in prelude.lua). Only the
+// scripts that add edges (inserts, RetryWorkflow) and those that end a job read dp: the ending script settles exactly those dependents (finish()), so a completion costs
 // work in proportion to its dependents and a waiting job costs nothing; one with more dependents
 // than a script settles leaves the rest to the settle script (settle.go). A job with no
 // dependency fields never takes these paths.

@@ -23,6 +23,18 @@ const literalLimitMax = 256
 // one prepared text per size they meet (see completeSQLs).
 var literalSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32, 48, 64, 96, 128, 192, 256}
 
+// bySize returns a table of statement texts by size: text(n) at index n for each of
+// literalSizes up to most, the other indexes empty (piece never asks for them).
+func bySize(most int, text func(n int) string) []string {
+	out := make([]string, most+1)
+	for _, n := range literalSizes {
+		if n <= most {
+			out[n] = text(n)
+		}
+	}
+	return out
+}
+
 // piece is how many of n jobs to claim in one statement: n above literalLimitMax (its limit is
 // bound), else the largest of literalSizes not above it.
 func piece(n int) int {

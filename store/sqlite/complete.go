@@ -47,15 +47,7 @@ const completeChunk = 96
 // another size is made of pieces of those (piece). Each text the writer prepares holds about
 // 36 KB for as long as the store is open, and a busy node's completion writes come in every size:
 // one text per size up to 100 could hold ~3.6 MB, met a size at a time over hours.
-var completeSQLs = func() []string {
-	out := make([]string, completeChunk+1)
-	for _, n := range literalSizes {
-		if n <= completeChunk {
-			out[n] = completeSQL(n)
-		}
-	}
-	return out
-}()
+var completeSQLs = bySize(completeChunk, completeSQL)
 
 // Complete records outcomes in one group commit.
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {

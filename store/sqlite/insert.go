@@ -34,13 +34,9 @@ const (
 func insertStatements(columns string) []string {
 	perRow := strings.Count(columns, ",") + 1
 	row := "(" + strings.Repeat("?, ", perRow-1) + "?)"
-	out := make([]string, insertChunk+1)
-	for _, n := range literalSizes {
-		if n <= insertChunk {
-			out[n] = "INSERT INTO jobs (" + columns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
-		}
-	}
-	return out
+	return bySize(insertChunk, func(n int) string {
+		return "INSERT INTO jobs (" + columns + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+	})
 }
 
 // Insert adds jobs in one transaction. With SynchronousFull they are on disk when it returns;

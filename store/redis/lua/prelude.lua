@@ -645,17 +645,21 @@ local function takeEdges(e, budget)
   local key = P .. 'dep:' .. e.i
   local ids = redis.call('SPOP', key, budget)
   if #ids == 0 then return ids end
-  local rk, rels = relKey(e.i), {}
+  local rk, rels, found = relKey(e.i), {}, false
   local left = #ids == budget and redis.call('EXISTS', key) == 1
   for i = 1, #ids, IXCHUNK do
     local j = math.min(i + IXCHUNK - 1, #ids)
     local part = redis.call('HMGET', rk, unpack(ids, i, j))
-    for n = 1, #part do rels[i + n - 1] = part[n] end
-    if left then redis.call('HDEL', rk, unpack(ids, i, j)) end
+    for n = 1, #part do
+      rels[i + n - 1] = part[n]
+      found = found or part[n]
+    end
+    if left and found then redis.call('HDEL', rk, unpack(ids, i, j)) end
   end
+  -- The set is empty when nothing is left: the hash holds no entry but those just taken.
   if left then
     park(e)
-  else
+  elseif found then
     redis.call('DEL', rk)
   end
   return ids, rels
@@ -720,19 +724,25 @@ local function settleDeps()
       local jk = jkey(id)
       -- With an entry, the state, run_at and count of the dependent's own fields (a join may
       -- have given it another wait, a retry a new run_at) and the rest from the entry.
-      local v = e and redis.call('HMGET', jk, 's', 'r', 'dn') or loadDep(jk)
-      local waits = e and v[3] or v[D_WAITS]
+      local v, runAt, waits
+      if e then
+        v = redis.call('HMGET', jk, 's', 'r', 'dn')
+        runAt, waits = v[2], v[3]
+      else
+        v = loadDep(jk)
+        runAt, waits = v[D_RUNAT], v[D_WAITS]
+      end
       if v[D_STATE] == 'pending' then
         if f and not redis.call('HGET', jk, 'ig') then
           local h = load(id)
           move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(f.i, f.s), '')})
         elseif waits and tonumber(waits) > c then
           redis.call('HINCRBY', jk, 'dn', -c)
-        elseif e and due(v[2]) then
+        elseif e and due(runAt) then
           parsed = parsed or {}
           local x = relFields(parsed, e)
           releasePlain(id, jk, x[1], x[2], x[3], x[4])
-        elseif not e and not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and due(v[D_RUNAT]) then
+        elseif not e and not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and due(runAt) then
           releasePlain(id, jk, v[D_QUEUE], v[D_KIND], v[D_PRIORITY], v[D_WORKFLOW])
         else
           release(load(id))
