@@ -86,11 +86,11 @@ func waitQueued(t *testing.T, c *coalescer, n int) {
 	}
 }
 
-// twoInFlight is a coalescer on a gate with calls a and b sent and held: the most in flight,
-// so the next calls wait.
+// twoInFlight is a coalescer on a gate that lets two groups fly, with calls a and b sent and
+// held: the most in flight, so the next calls wait.
 func twoInFlight(ctx context.Context) (g *gate, c *coalescer, a <-chan reply, ga gateCall, b <-chan reply, gb gateCall) {
 	g = newGate()
-	c = &coalescer{do: g.do}
+	c = &coalescer{do: g.do, limit: 2}
 	a = insertAsync(ctx, c, "a")
 	ga = <-g.started
 	b = insertAsync(ctx, c, "b")
@@ -100,7 +100,7 @@ func twoInFlight(ctx context.Context) (g *gate, c *coalescer, a <-chan reply, ga
 
 func TestCoalescerGroupsWaitingCallsInOrder(t *testing.T) {
 	ctx := context.Background()
-	// Two groups go at once (coalesceInflight); the calls behind them wait and go together.
+	// Two groups go at once (the limit); the calls behind them wait and go together.
 	g, c, a, ga, b, gb := twoInFlight(ctx)
 	c1 := insertAsync(ctx, c, "c1", "c2")
 	waitQueued(t, c, 1)
