@@ -252,3 +252,73 @@ func TestReleaseEntries(t *testing.T) {
 		t.Fatalf("edges left: %v", keys)
 	}
 }
+
+// A dependent that waits for one job and is due has a direct entry, which its dependency's
+// completion releases it from without reading its hash; so every way a pending dependent leaves
+// pending or gains a wait takes its entry along: a cancelled, retried, deleted or joined
+// dependent is not released by the completion. A dependent whose RunAt is ahead has an entry
+// that is not direct.
+func TestDirectEntries(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	root, _ := claimedRoot(t, s, 1) // the first dependent is inline: no entry
+	ps := make([]store.InsertParams, 6)
+	for i := range ps {
+		ps[i] = job("dep")
+		ps[i].DependsOn = []int64{root.ID}
+	}
+	ps[5].RunAt = time.Now().Add(time.Hour)
+	rows := insertAll(t, s, ps...)
+	plain, cancelled, retried, deleted, joined, later := rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
+	entries := relEntries(t, s, root.ID)
+	key := func(r *store.JobRow) string { return strconv.FormatInt(r.ID, 10) }
+	for _, r := range rows[:5] {
+		if e := entries[key(r)]; e == "" || e[0] != 0 {
+			t.Fatalf("entry of %d = %q, want a direct one", r.ID, e)
+		}
+	}
+	if e := entries[key(later)]; e == "" || e[0] == 0 {
+		t.Fatalf("entry of the later dependent = %q, want one that is not direct", e)
+	}
+
+	if _, err := s.Cancel(ctx, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Retry(ctx, retried.ID); err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"dep"}, Max: 10, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(run) != 1 || run[0].ID != retried.ID {
+		t.Fatalf("claim after the retry: %v, %v; want the retried dependent alone", run, err)
+	}
+	if _, err := s.Complete(ctx, []store.Outcome{{ID: run[0].ID, Fence: run[0].Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	second := job("second")
+	second.DependencyOf = joined.ID
+	insertAll(t, s, second)
+	entries = relEntries(t, s, root.ID)
+	if len(entries) != 2 || entries[key(plain)] == "" || entries[key(later)] == "" {
+		t.Errorf("entries %q, want only the plain and the later dependents'", entries)
+	}
+
+	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[*store.JobRow]store.State{plain: store.StateAvailable, cancelled: store.StateCancelled,
+		retried: store.StateCompleted, joined: store.StatePending, later: store.StateScheduled}
+	for r, st := range want {
+		if got := get(t, s, r.ID).State; got != st {
+			t.Errorf("dependent %d is %s after the root's completion, want %s", r.ID, got, st)
+		}
+	}
+	if _, err := s.Get(ctx, deleted.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the deleted dependent after the root's completion: %v, want not found", err)
+	}
+	if keys := depKeys(t, s); len(keys) != 0 {
+		t.Fatalf("edges left: %v", keys)
+	}
+}

@@ -11,16 +11,21 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// olderVersion makes s's namespace look as a build of version v (3 or 4) left it: the version in
-// the meta hash, the id counter under its old name (seq), and the kinds registry under its old
-// name (qk:<q>) for version 4 or not at all for version 3.
+// olderVersion makes s's namespace look as a build of version v (3, 4 or 5) left it: the
+// version in the meta hash, the id counter under its name then (seq before 5, id:<v> from 5
+// on), and the kinds registry under its old name (qk:<q>) for version 4 or not at all for
+// version 3.
 func olderVersion(t *testing.T, s *Store, v int, queues ...string) {
 	t.Helper()
 	ctx := t.Context()
-	if err := s.rdb.Rename(ctx, s.prefix+"id:"+strconv.Itoa(schemaVersion), s.prefix+"seq").Err(); err != nil {
+	counter, kinds := s.prefix+"seq", queues
+	if v >= 5 {
+		counter, kinds = s.prefix+"id:"+strconv.Itoa(v), nil
+	}
+	if err := s.rdb.Rename(ctx, s.prefix+"id:"+strconv.Itoa(schemaVersion), counter).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range queues {
+	for _, q := range kinds {
 		kq, qk := s.prefix+"kq:"+q, s.prefix+"qk:"+q
 		var err error
 		if v == 3 {

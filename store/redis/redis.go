@@ -29,9 +29,10 @@ import (
 // for a job until it is claimed: a version 4 build would write jobs into a namespace it cannot
 // tell from its own, leave queues that QueueStats would not list, and fail on those jobs.
 // Release entries (the rel:<id> hashes, addEdge in prelude.lua) took no new version: every build
-// releases a dependent right without them, and a version 5 build only leaves behind the hash of
-// an end it settles, which a rolling upgrade makes for the dependents inserted meanwhile.
-const schemaVersion = 5
+// releases a dependent right without them. 6 releases the dependent of a direct entry from the
+// entry alone, trusting that it is still pending: a version 5 build would cancel, retry or
+// delete such a dependent and leave its entry behind.
+const schemaVersion = 6
 
 // Store is a store.Store on Redis. It is also a store.Notifier, store.Leaser,
 // store.NodeRegistry and store.QueueLoader.

@@ -75,7 +75,7 @@ local function waitOn(h, x, ids, state)
     end
   end
   if #wait == 0 then return state end
-  local info = relEntry(h)
+  local info = relEntry(h, #wait == 1 and state == 'available')
   for _, d in ipairs(wait) do addEdge(d, h.i, info) end
   -- dn is written only above one: most dependents wait for one job (a fan-out's steps), and a
   -- field fewer in each of their hashes is less for every claim and completion to read.
@@ -97,6 +97,8 @@ local function join(of, d, s, dup)
     deps = v[2] .. ',' .. d
   end
   if not FINAL[s] then
+    -- A second wait: an entry of of's that vouched for one no longer does.
+    if v[2] and not v[4] then forgetEntries(of, v[2]) end
     addEdge(d, of)
     redis.call('HSET', k, 'D', deps, 'dn', fmt(tonumber(v[4] or '1') + 1))
   elseif s == 'completed' or v[3] then

@@ -41,6 +41,8 @@ if v then
         end
       end
     end
+    -- 5 → 6 marks some release entries direct (relEntry in the prelude) and writes nothing
+    -- else differently: version 5's entries are not direct, and are read as before.
     -- From 5 on the id counter is named by its version (idKey in the prelude), so that the
     -- inserts of another version start one of their own at 1 and find out.
     local from = tonumber(v) < 5 and P .. 'seq' or P .. 'id:' .. v

@@ -346,12 +346,25 @@ local function flushWorkflows()
   WFD, WFDROP = {}, {}
 end
 
+-- relKey is the hash of job d's release entries (see relEntry).
+local function relKey(d) return P .. 'rel:' .. d end
+-- forgetEntries takes pending job x's release entries out of the hashes of its dependencies
+-- (deps, its D): a direct entry vouches that x still waits, so x takes its entries along when it
+-- leaves pending other than by the release they are for (a cancel, a retry, a delete, a join of
+-- a second dependency). Only a job that waits for one (no dn) can have a direct entry.
+local function forgetEntries(x, deps)
+  for d in string.gmatch(deps, '[^,]+') do redis.call('HDEL', relKey(d), x) end
+end
+
 -- move is the one place a job changes state: indexes, unique key, workflow counts and fields in
 -- step. A job that ends with dependents (dp) is queued for finish() to settle them.
 local function move(h, to, fields)
   unindex(h)
   if h.W then wfDelta(h.W, h.s, to) end
-  if h.s == 'pending' then fields.dn = false end
+  if h.s == 'pending' then
+    fields.dn = false
+    if h.D and not h.dn then forgetEntries(h.i, h.D) end
+  end
   -- A job run again ends again: what is left of its last end is settled by the next one.
   if h.dp and FINAL[h.s] and not FINAL[to] then redis.call('HDEL', P .. 'settling', h.i) end
   fields.s = to
@@ -370,6 +383,7 @@ end
 -- are still parked: they are settled by the end it had, not as a delete.)
 local function drop(h)
   unindex(h)
+  if h.s == 'pending' and h.D and not h.dn then forgetEntries(h.i, h.D) end
   if h.u and redis.call('HGET', P .. 'uq', h.u) == h.i then redis.call('HDEL', P .. 'uq', h.u) end
   redis.call('DEL', jkey(h.i))
   if h.dp then
@@ -554,25 +568,32 @@ end
 -- (an expiry is only ever cleared later); an edge without one, kept inline or written before
 -- entries were, is released from the dependent's own fields. An entry goes with its edge:
 -- taken together (takeEdges), dropped together (dropEdge).
-local function relKey(d) return P .. 'rel:' .. d end
--- relEntry is new job h's entry, or nil when it gets none. The fields are joined by \0, which
--- the names may not hold (checked) and the workflow, last, may.
-local function relEntry(h)
+-- An entry is direct when its dependent waits for d alone and was due at its insert (a fan-out's
+-- steps): while the entry exists the dependent is pending (forgetEntries), so d's completion
+-- releases it from the entry alone, without reading the dependent's hash or counting it off
+-- (settleDeps): that read and count were a third of what a step's release cost.
+-- relEntry is new job h's entry, or nil when it gets none; direct says h waits for one job and
+-- is due. The fields are joined by \0, which the names may not hold (checked) and the
+-- workflow, last, may; a direct entry starts with one more.
+local function relEntry(h, direct)
   if h.u or h.x or h.sc then return nil end
   if string.find(h.q, '\0', 1, true) or string.find(h.k, '\0', 1, true) then return nil end
-  return h.q .. '\0' .. h.k .. '\0' .. h.p .. '\0' .. (h.W or '')
+  return (direct and '\0' or '') .. h.q .. '\0' .. h.k .. '\0' .. h.p .. '\0' .. (h.W or '')
 end
--- relFields is entry e's fields, parsed once per settling (parsed): a fan-out's entries are all
--- one text. The table is the call's: workflow ids make the texts many over time.
+-- relFields is entry e's fields (queue, kind, priority, workflow or false, whether direct),
+-- parsed once per settling (parsed): a fan-out's entries are all one text. The table is the
+-- call's: workflow ids make the texts many over time.
 local function relFields(parsed, e)
   local f = parsed[e]
   if not f then
-    local a = string.find(e, '\0', 1, true)
+    local direct = string.byte(e) == 0
+    local from = direct and 2 or 1
+    local a = string.find(e, '\0', from, true)
     local b = string.find(e, '\0', a + 1, true)
     local c = string.find(e, '\0', b + 1, true)
     local w = string.sub(e, c + 1)
-    f = {string.sub(e, 1, a - 1), string.sub(e, a + 1, b - 1), string.sub(e, b + 1, c - 1),
-      w ~= '' and w}
+    f = {string.sub(e, from, a - 1), string.sub(e, a + 1, b - 1), string.sub(e, b + 1, c - 1),
+      w ~= '' and w, direct}
     parsed[e] = f
   end
   return f
@@ -702,7 +723,7 @@ local function settleDeps()
   -- Per dependent: how many of its edges ended, and the first end that failed (a sparse
   -- table: few dependents have one). The first round starts from what countOff counted; its
   -- edges were taken whatever the budget, as takeEdges takes an inline one.
-  local order, count, failed, rel, parsed = COUNTORDER, COUNTED, {}, {}, nil
+  local order, count, failed, rel, parsed = COUNTORDER, COUNTED, {}, {}, {}
   for _, id in ipairs(order) do budget = budget - count[id] end
   COUNTED, COUNTORDER = {}, {}
   while n <= #DEPQ or #order > 0 do
@@ -714,9 +735,16 @@ local function settleDeps()
       budget = budget - #ids
       local ok = e.s == 'completed'
       for i, id in ipairs(ids) do
-        tally(count, order, id)
-        if rels and rels[i] then rel[id] = rels[i] end
-        if not ok and not failed[id] then failed[id] = e end
+        local r = rels and rels[i]
+        local x = r and ok and relFields(parsed, r)
+        if x and x[5] then
+          -- A direct entry's dependent is pending, due and waits for this job alone.
+          releasePlain(id, jkey(id), x[1], x[2], x[3], x[4])
+        else
+          tally(count, order, id)
+          if r then rel[id] = r end
+          if not ok and not failed[id] then failed[id] = e end
+        end
       end
     end
     for _, id in ipairs(order) do
@@ -739,7 +767,6 @@ local function settleDeps()
         elseif waits and tonumber(waits) > c then
           redis.call('HINCRBY', jk, 'dn', -c)
         elseif e and due(runAt) then
-          parsed = parsed or {}
           local x = relFields(parsed, e)
           releasePlain(id, jk, x[1], x[2], x[3], x[4])
         elseif not e and not (v[D_UNIQUE] or v[D_EXPIRES] or v[D_SCHEDULE]) and due(runAt) then
