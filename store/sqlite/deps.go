@@ -3,6 +3,8 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,36 +23,33 @@ type ended struct {
 // dependent of each: what their ends settle.
 const unlinkSQL = `DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) RETURNING job_id`
 
-// unwaitSQL deletes the waits of the dependents in ?1 (a JSON object: dependent id → how many of
-// the ended jobs it waited for) that those ends leave waiting for nothing: every one when they
-// completed (?2), else those that ignore failed dependencies. It returns their ids, the
-// dependents to release. Their count is not written down to zero first: a fan-out's release
-// writes each step's wait once, not twice.
-const unwaitSQL = `DELETE FROM job_waits WHERE job_id IN (
-		SELECT w.job_id FROM json_each(?1) d JOIN job_waits w ON w.job_id = CAST(d.key AS INTEGER)
-		WHERE w.pending <= d.value AND (?2 OR w.ignore_failed))
-	RETURNING job_id`
+// waitsSQL reads the counts of the dependents ?1 (a JSON array): how many jobs each still waits
+// for, and whether it ignores failed ones. Only a job that waits for more than one has a count;
+// one that waits for one (a fan-out's step) has none, and the end of that one releases it: a
+// count written at its insert and deleted at its release was a third of what releasing a
+// fan-out's step cost.
+const waitsSQL = `SELECT job_id, pending, ignore_failed FROM job_waits
+	WHERE job_id IN (SELECT value FROM json_each(?1))`
 
-// countOffSQL takes from each dependent in ?1 (as unwaitSQL's) that many off what it waits for,
-// with the same rule: the dependents that still wait after it (unwaitSQL took the others).
+// countOffSQL takes from each dependent in ?1 (a JSON object: dependent id → how many of the
+// ended jobs it waited for) that many off what it waits for.
 const countOffSQL = `UPDATE job_waits SET pending = pending - d.value
 	FROM json_each(?1) d
-	WHERE job_waits.job_id = CAST(d.key AS INTEGER) AND (?2 OR job_waits.ignore_failed)`
+	WHERE job_waits.job_id = CAST(d.key AS INTEGER)`
 
 // releaseSQL makes the pending jobs ?1, which wait for nothing more, available, or scheduled
-// while their RunAt is ahead, to run no earlier than now (?2).
+// while their RunAt is ahead, to run no earlier than now (?2): all of them when their
+// dependencies completed (?3), else those that ignore failed dependencies.
 const releaseSQL = `UPDATE jobs SET state = CASE WHEN run_at > ?2 THEN 'scheduled' ELSE 'available' END,
 		run_at = max(run_at, ?2)
-	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending'
+	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND (?3 OR ignore_failed_deps)
 	RETURNING id, queue, state`
 
 // cancelDependentsSQL ends cancelled the pending jobs ?1 that do not ignore failed dependencies,
 // recording why (?4) as an error of their attempt, at now (?2, ?3).
 const cancelDependentsSQL = `UPDATE jobs SET state = 'cancelled', finalized_at = ?2,
 		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3, 'error', ?4))
-	WHERE id IN (SELECT job_id FROM job_waits
-			WHERE job_id IN (SELECT value FROM json_each(?1)) AND NOT ignore_failed)
-		AND state = 'pending'
+	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND NOT ignore_failed_deps
 	RETURNING id, queue, has_dependents`
 
 // resolveDeps resolves the dependents of the ended jobs, and theirs in turn when they end
@@ -103,46 +102,70 @@ type resolver struct {
 
 // resolve settles the dependents of the ended jobs ids (a JSON array): completed, or failed with
 // why for the dependents it cancels. A batch of completions that leaves its dependents waiting,
-// the common case of a fan-in, costs three statements: the edges' delete, the look for waits
-// that end, and the count; a fan-out's release, whose dependents all stop waiting, the edges'
-// delete, the waits' and the release.
+// the common case of a fan-in, costs three statements: the edges' delete, the read of the
+// counts, and the count; a fan-out's release, whose dependents wait for one job each, the
+// edges' delete, the read that finds no count, and the release.
 func (r *resolver) resolve(ids string, completed bool, why string) error {
-	waited := make(map[string]int64) // dependent id → how many of the ended jobs it waited for
+	waited := make(map[int64]int64) // dependent id → how many of the ended jobs it waited for
 	var dependents []int64
 	err := r.each(unlinkSQL, []any{ids}, func(rows *sql.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		k := strconv.FormatInt(id, 10)
-		if waited[k] == 0 {
+		if waited[id] == 0 {
 			dependents = append(dependents, id)
 		}
-		waited[k]++
+		waited[id]++
 		return nil
 	})
 	if err != nil || len(dependents) == 0 {
 		return err
 	}
-	var zero, cancelled []int64 // dependents that wait for nothing more; those cancelled
-	err = r.each(unwaitSQL, []any{jsonText(waited), completed}, func(rows *sql.Rows) error {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+	// A dependent with a count these ends bring to zero loses it and is released, as one without
+	// a count is; the others are counted off. A failure counts off only those that ignore it: the
+	// rest are cancelled below (and releaseSQL releases none of them).
+	zero := make(map[int64]bool)    // dependents whose count these ends take to zero
+	counted := make(map[int64]bool) // dependents with a count
+	left := make(map[string]int64)  // those it leaves above zero: id → how many to take off
+	err = r.each(waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
+		var id, pending int64
+		var ignore bool
+		if err := rows.Scan(&id, &pending, &ignore); err != nil {
 			return err
 		}
-		zero = append(zero, id)
+		counted[id] = true
+		switch n := waited[id]; {
+		case !completed && !ignore: // cancelled below
+		case pending > n:
+			left[strconv.FormatInt(id, 10)] = n
+		default:
+			zero[id] = true
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(zero) < len(dependents) { // some still wait, or are cancelled below
-		if _, err := r.x.exec(countOffSQL, jsonText(waited), completed); err != nil {
-			return err
+	var release, cancelled []int64
+	for _, id := range dependents {
+		if zero[id] || !counted[id] {
+			release = append(release, id)
 		}
 	}
 	if len(zero) > 0 {
-		err := r.each(releaseSQL, []any{jsonText(zero), r.at}, func(rows *sql.Rows) error {
+		if _, err := r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`,
+			jsonText(slices.Collect(maps.Keys(zero)))); err != nil {
+			return err
+		}
+	}
+	if len(left) > 0 {
+		if _, err := r.x.exec(countOffSQL, jsonText(left)); err != nil {
+			return err
+		}
+	}
+	if len(release) > 0 {
+		err := r.each(releaseSQL, []any{jsonText(release), r.at, completed}, func(rows *sql.Rows) error {
 			var id int64
 			var q, state string
 			if err := rows.Scan(&id, &q, &state); err != nil {

@@ -158,8 +158,9 @@ func (plan *depPlan) pending() int {
 }
 
 // linkWaits writes, for the inserted jobs res[idx...] that wait for some of their
-// dependencies, the edges from those, their has-dependents flags and the jobs' counts of what
-// they wait for. Rows that share a value go in one statement over a JSON array of the others:
+// dependencies, the edges from those, their has-dependents flags and the counts of what the
+// jobs that wait for more than one wait for (see waitsSQL: one that waits for one has none).
+// Rows that share a value go in one statement over a JSON array of the others:
 // the edges grouped by dependency or by dependent, whichever makes fewer groups (a fan-out's
 // steps all wait for one job, a fan-in's last step for all of them), the counts by count.
 func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertResult) error {
@@ -186,6 +187,9 @@ func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertRe
 		}
 		jobs = append(jobs, j.ID)
 		byJob[j.ID] = plan.waiting
+		if n == 1 {
+			continue
+		}
 		k := count{n, j.IgnoreFailedDeps}
 		if waits[k] == nil {
 			counts = append(counts, k)
@@ -239,7 +243,10 @@ func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) (
 	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1 WHERE id = ?`, j.ID); err != nil {
 		return nil, err
 	}
-	if _, err := x.exec(`UPDATE job_waits SET pending = pending + 1 WHERE job_id = ?`, p.DependencyOf); err != nil {
+	// A second wait for a job that waited for one gives it a count.
+	if _, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed)
+			SELECT id, 2, ignore_failed_deps FROM jobs WHERE id = ?1 AND state = 'pending'
+		ON CONFLICT (job_id) DO UPDATE SET pending = pending + 1`, p.DependencyOf); err != nil {
 		return nil, err
 	}
 	if _, err := x.exec(`UPDATE jobs SET depends_on = json_insert(coalesce(depends_on, '[]'), '$[#]', ?1)

@@ -141,7 +141,12 @@ func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 			jsonText(waits)); err != nil {
 			return nil, err
 		}
-		if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
+		// A count only for more than one (see waitsSQL); a cancelled step may have kept its own.
+		if len(waits) == 1 {
+			if _, err := t.exec(`DELETE FROM job_waits WHERE job_id = ?`, j.ID); err != nil {
+				return nil, err
+			}
+		} else if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
 			j.ID, len(waits), j.IgnoreFailedDeps); err != nil {
 			return nil, err
 		}

@@ -1,5 +1,6 @@
 -- Dependencies between jobs (workflows and batches). A job inserted to wait for others is
--- 'pending', with a row in job_waits counting the dependencies it still waits for; job_deps holds
+-- 'pending', with a row in job_waits counting the dependencies it still waits for when that is
+-- more than one (a job that waits for one has none: see deps.go); job_deps holds
 -- an edge from each of them to it until that dependency ends, when the store resolves the
 -- dependent in the same transaction. has_dependents marks the jobs that have edges, so that
 -- ending any other job costs no lookup.
