@@ -322,3 +322,26 @@ func TestDirectEntries(t *testing.T) {
 		t.Fatalf("edges left: %v", keys)
 	}
 }
+
+// A dependent in the empty queue (the store takes one; the client names it "default") gets no
+// release entry: its entry would start with the byte that marks a direct one.
+func TestNoEntryInTheEmptyQueue(t *testing.T) {
+	s := open(t)
+	root, _ := claimedRoot(t, s, 1) // the first dependent is inline: no entry
+	p := job("dep")
+	p.Queue, p.DependsOn = "", []int64{root.ID}
+	later := p
+	later.RunAt = time.Now().Add(time.Hour)
+	rows := insertAll(t, s, p, later)
+	if entries := relEntries(t, s, root.ID); len(entries) != 0 {
+		t.Fatalf("entries %q, want none", entries)
+	}
+	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []store.State{store.StateAvailable, store.StateScheduled} {
+		if got := get(t, s, rows[i].ID).State; got != want {
+			t.Errorf("dependent %d in the empty queue is %s after the root's completion, want %s", rows[i].ID, got, want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"WorkflowGoesWithItsSteps":      testWorkflowGoesWithSteps,
 	"RetryWorkflow":                 testRetryWorkflow,
 	"RetryWorkflowOutsideFailed":    testRetryWorkflowOutsideFailed,
+	"RetriedStepWaitsForOne":        testRetriedStepWaitsForOne,
 	"LastDepsEndAtOnce":             func(t *testing.T, e *env) { LastDepsRace(t, e.s) },
 	"DepEndsWhileDependentInserted": func(t *testing.T, e *env) { InsertDepRace(t, e.s) },
 }
@@ -591,6 +592,48 @@ func testRetryWorkflow(t *testing.T, e *env) {
 	wantPending(t, e, last)
 	e.finish(c, store.StateCompleted)
 	wantState(t, e.get(last), store.StateAvailable)
+}
+
+// A step that RetryWorkflow makes wait for one job is released by that job's completion, however
+// many it waited for before: here two, both ended by one call (one failed, which the step
+// ignores), so nothing counted the step down before its release.
+func testRetriedStepWaitsForOne(t *testing.T, e *env) {
+	step := func(name string, deps ...int) store.InsertParams {
+		p := job("k")
+		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
+		return p
+	}
+	x := step("x", 0, 1)
+	x.IgnoreFailedDeps = true
+	rows := e.insert(step("a"), step("b"), x)
+	a, b, rx := rows[0].ID, rows[1].ID, rows[2].ID
+	outcomes := make([]store.Outcome, 0, 2)
+	for _, c := range e.claim("default", 2) {
+		o := store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateCompleted}
+		if c.ID == b {
+			o.State = store.StateDiscarded
+		}
+		outcomes = append(outcomes, o)
+	}
+	if applied := e.complete(outcomes...); len(applied) != 2 || !applied[0] || !applied[1] {
+		t.Fatalf("ending a and b in one call: applied %v", applied)
+	}
+	wantState(t, e.get(a), store.StateCompleted)
+	wantState(t, e.get(rx), store.StateAvailable)
+	e.finish(rx, store.StateDiscarded)
+
+	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(changed)
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{b, rx}) {
+		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{b, rx})
+	}
+	wantPending(t, e, rx)
+	e.finish(b, store.StateCompleted)
+	wantState(t, e.get(rx), store.StateAvailable)
 }
 
 // RetryWorkflow leaves a step that waited for a job outside the workflow that failed for good as

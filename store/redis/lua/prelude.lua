@@ -576,7 +576,8 @@ end
 -- is due. The fields are joined by \0, which the names may not hold (checked) and the
 -- workflow, last, may; a direct entry starts with one more.
 local function relEntry(h, direct)
-  if h.u or h.x or h.sc then return nil end
+  -- (An empty queue would make an entry that is not direct start as a direct one does.)
+  if h.u or h.x or h.sc or h.q == '' then return nil end
   if string.find(h.q, '\0', 1, true) or string.find(h.k, '\0', 1, true) then return nil end
   return (direct and '\0' or '') .. h.q .. '\0' .. h.k .. '\0' .. h.p .. '\0' .. (h.W or '')
 end

@@ -69,8 +69,10 @@ for _, id in ipairs(failed) do
     end
     local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a or '0') + 1)), cr = false, o = false, l = false, z = false}
     if h.x and tonumber(h.x) <= NOW then f.x = false end
+    -- The count is absent for one (see waitOn): one left by the step's last release (which
+    -- keeps it) would hold it back.
+    f.dn = wait > 1 and fmt(wait) or false
     if wait > 0 then
-      if wait > 1 then f.dn = fmt(wait) end -- absent: one (see waitOn)
       move(h, 'pending', f)
     else
       move(h, 'available', f)
