@@ -43,6 +43,29 @@ func after(ids ...int64) store.InsertParams {
 	return p
 }
 
+// wfStep is job("k") as the step name of workflow "wf" with one attempt, waiting for the jobs of
+// its call at indexes deps.
+func wfStep(name string, deps ...int) store.InsertParams {
+	p := job("k")
+	p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
+	return p
+}
+
+// retryWorkflow runs RetryWorkflow on "wf" and checks that it ran exactly the jobs want again.
+func (e *env) retryWorkflow(want ...int64) {
+	e.t.Helper()
+	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	got, w := ids(changed), slices.Clone(want)
+	slices.Sort(got)
+	slices.Sort(w)
+	if !slices.Equal(got, w) {
+		e.t.Fatalf("RetryWorkflow changed %v, want %v", got, w)
+	}
+}
+
 // finish claims the job with id (it must be claimable in queue "default") and ends it in state.
 func (e *env) finish(id int64, state store.State) {
 	e.t.Helper()
@@ -552,12 +575,7 @@ func testWorkflowGoesWithSteps(t *testing.T, e *env) {
 // RetryWorkflow runs the failed steps again in dependency order: the failed one now, those
 // cancelled for it waiting again; completed steps stay completed.
 func testRetryWorkflow(t *testing.T, e *env) {
-	step := func(name string, deps ...int) store.InsertParams {
-		p := job("k")
-		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
-		return p
-	}
-	rows := e.insert(step("a"), step("b", 0), step("c", 1), step("d", 0), step("e", 2, 3))
+	rows := e.insert(wfStep("a"), wfStep("b", 0), wfStep("c", 1), wfStep("d", 0), wfStep("e", 2, 3))
 	a, b, c, d, last := rows[0].ID, rows[1].ID, rows[2].ID, rows[3].ID, rows[4].ID
 	e.finish(a, store.StateCompleted)
 	e.finish(d, store.StateCompleted)
@@ -569,15 +587,7 @@ func testRetryWorkflow(t *testing.T, e *env) {
 		t.Errorf("RetryWorkflow(unknown) = %v, want ErrNotFound", err)
 	}
 	e.advance(time.Second)
-	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ids(changed)
-	slices.Sort(got)
-	if !slices.Equal(got, []int64{b, c, last}) {
-		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{b, c, last})
-	}
+	e.retryWorkflow(b, c, last)
 	rb := e.get(b)
 	if rb.State != store.StateAvailable || rb.MaxAttempts != 2 || !rb.FinalizedAt.IsZero() {
 		t.Errorf("retried b: %s, max attempts %d, finalized %v; want available with one more attempt", rb.State, rb.MaxAttempts, rb.FinalizedAt)
@@ -598,14 +608,9 @@ func testRetryWorkflow(t *testing.T, e *env) {
 // many it waited for before: here two, both ended by one call (one failed, which the step
 // ignores), so nothing counted the step down before its release.
 func testRetriedStepWaitsForOne(t *testing.T, e *env) {
-	step := func(name string, deps ...int) store.InsertParams {
-		p := job("k")
-		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
-		return p
-	}
-	x := step("x", 0, 1)
+	x := wfStep("x", 0, 1)
 	x.IgnoreFailedDeps = true
-	rows := e.insert(step("a"), step("b"), x)
+	rows := e.insert(wfStep("a"), wfStep("b"), x)
 	a, b, rx := rows[0].ID, rows[1].ID, rows[2].ID
 	outcomes := make([]store.Outcome, 0, 2)
 	for _, c := range e.claim("default", 2) {
@@ -622,15 +627,7 @@ func testRetriedStepWaitsForOne(t *testing.T, e *env) {
 	wantState(t, e.get(rx), store.StateAvailable)
 	e.finish(rx, store.StateDiscarded)
 
-	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ids(changed)
-	slices.Sort(got)
-	if !slices.Equal(got, []int64{b, rx}) {
-		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{b, rx})
-	}
+	e.retryWorkflow(b, rx)
 	wantPending(t, e, rx)
 	e.finish(b, store.StateCompleted)
 	wantState(t, e.get(rx), store.StateAvailable)
@@ -642,14 +639,9 @@ func testRetriedStepWaitsForOne(t *testing.T, e *env) {
 // Once the outside job is retried and completes, the next RetryWorkflow runs them.
 func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 	outside := e.insert(job("k"))[0].ID
-	step := func(name string, deps ...int) store.InsertParams {
-		p := job("k")
-		p.Workflow, p.Step, p.DependsOnIndex, p.MaxAttempts = "wf", name, deps, 1
-		return p
-	}
-	a, b, c := step("a"), step("b", 0), step("c")
+	a, b, c := wfStep("a"), wfStep("b", 0), wfStep("c")
 	a.DependsOn = []int64{outside}
-	ig := step("ignores")
+	ig := wfStep("ignores")
 	ig.DependsOn, ig.IgnoreFailedDeps = []int64{outside}, true
 	rows := e.insert(a, b, c, ig)
 	ra, rb, rc, rig := rows[0].ID, rows[1].ID, rows[2].ID, rows[3].ID
@@ -659,15 +651,7 @@ func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 	e.finish(rc, store.StateDiscarded)
 	e.finish(rig, store.StateDiscarded)
 
-	changed, err := e.s.RetryWorkflow(e.ctx, "wf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := ids(changed)
-	slices.Sort(got)
-	if !slices.Equal(got, []int64{rc, rig}) {
-		t.Fatalf("RetryWorkflow changed %v, want %v", got, []int64{rc, rig})
-	}
+	e.retryWorkflow(rc, rig)
 	wantState(t, e.get(ra), store.StateCancelled)
 	wantState(t, e.get(rb), store.StateCancelled)
 	wantState(t, e.get(rc), store.StateAvailable)
@@ -678,15 +662,7 @@ func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.finish(outside, store.StateCompleted)
-	changed, err = e.s.RetryWorkflow(e.ctx, "wf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = ids(changed)
-	slices.Sort(got)
-	if !slices.Equal(got, []int64{ra, rb}) {
-		t.Fatalf("RetryWorkflow after the outside job completed changed %v, want %v", got, []int64{ra, rb})
-	}
+	e.retryWorkflow(ra, rb)
 	wantState(t, e.get(ra), store.StateAvailable)
 	wantPending(t, e, rb)
 }
