@@ -20,11 +20,11 @@ const coalesceMax = 64
 type coalescer struct {
 	// do inserts jobs in one call: the Store's insertNow.
 	do func(context.Context, []store.InsertParams) ([]store.InsertResult, error)
-	// limit is how many groups may be in flight at once; coalesceInflight when 0.
+	// limit is how many groups may be in flight at once: the Store's is coalesceInflight.
 	limit int
 
 	mu sync.Mutex
-	// inflight counts the groups sent and not answered; while coalesceInflight are, calls
+	// inflight counts the groups sent and not answered; while limit are, calls
 	// wait in next.
 	inflight int
 	next     []*insertCall
@@ -51,12 +51,8 @@ type insertCall struct {
 // insert runs the call alone or with the calls that wait beside it, in the order they came.
 func (c *coalescer) insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
 	call := &insertCall{params: params, lead: make(chan struct{}), done: make(chan struct{})}
-	limit := c.limit
-	if limit == 0 {
-		limit = coalesceInflight
-	}
 	c.mu.Lock()
-	if c.inflight < limit {
+	if c.inflight < c.limit {
 		c.inflight++
 		c.mu.Unlock()
 		call.group = []*insertCall{call}

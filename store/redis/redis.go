@@ -223,7 +223,7 @@ func New(rdb goredis.UniversalClient, opts ...Option) (*Store, error) {
 		origin:  rand.Text()[:16],
 	}
 	s.listener = newListener(s)
-	s.inserts.do = s.insertNow
+	s.inserts.do, s.inserts.limit = s.insertNow, coalesceInflight
 	return s, nil
 }
 

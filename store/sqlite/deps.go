@@ -3,8 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +28,10 @@ const unlinkSQL = `DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_
 // fan-out's step cost.
 const waitsSQL = `SELECT job_id, pending, ignore_failed FROM job_waits
 	WHERE job_id IN (SELECT value FROM json_each(?1))`
+
+// forgetWaitsSQL deletes the counts of the jobs ?1 (a JSON array): those that wait for nothing
+// more, or no longer wait.
+const forgetWaitsSQL = `DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?1))`
 
 // countOffSQL takes from each dependent in ?1 (a JSON object: dependent id → how many of the
 // ended jobs it waited for) that many off what it waits for.
@@ -125,22 +127,23 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 	// A dependent with a count these ends bring to zero loses it and is released, as one without
 	// a count is; the others are counted off. A failure counts off only those that ignore it: the
 	// rest are cancelled below (and releaseSQL releases none of them).
-	zero := make(map[int64]bool)    // dependents whose count these ends take to zero
-	counted := make(map[int64]bool) // dependents with a count
-	left := make(map[string]int64)  // those it leaves above zero: id → how many to take off
+	var gone []int64               // dependents whose count these ends take to zero
+	held := make(map[int64]bool)   // those they leave counted, or cancel: not released
+	left := make(map[string]int64) // those left above zero: id → how many to take off
 	err = r.each(waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
 		var id, pending int64
 		var ignore bool
 		if err := rows.Scan(&id, &pending, &ignore); err != nil {
 			return err
 		}
-		counted[id] = true
 		switch n := waited[id]; {
 		case !completed && !ignore: // cancelled below
+			held[id] = true
 		case pending > n:
+			held[id] = true
 			left[strconv.FormatInt(id, 10)] = n
 		default:
-			zero[id] = true
+			gone = append(gone, id)
 		}
 		return nil
 	})
@@ -149,13 +152,12 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 	}
 	var release, cancelled []int64
 	for _, id := range dependents {
-		if zero[id] || !counted[id] {
+		if !held[id] {
 			release = append(release, id)
 		}
 	}
-	if len(zero) > 0 {
-		if _, err := r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`,
-			jsonText(slices.Collect(maps.Keys(zero)))); err != nil {
+	if len(gone) > 0 {
+		if _, err := r.x.exec(forgetWaitsSQL, jsonText(gone)); err != nil {
 			return err
 		}
 	}
@@ -204,7 +206,7 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 	if len(cancelled) == 0 {
 		return nil
 	}
-	_, err = r.x.exec(`DELETE FROM job_waits WHERE job_id IN (SELECT value FROM json_each(?))`, jsonText(cancelled))
+	_, err = r.x.exec(forgetWaitsSQL, jsonText(cancelled))
 	return err
 }
 

@@ -98,7 +98,7 @@ local function join(of, d, s, dup)
   end
   if not FINAL[s] then
     -- A second wait: an entry of of's that vouched for one no longer does.
-    if v[2] and not v[4] then forgetEntries(of, v[2]) end
+    forgetEntries(of, v[2], v[4])
     addEdge(d, of)
     redis.call('HSET', k, 'D', deps, 'dn', fmt(tonumber(v[4] or '1') + 1))
   elseif s == 'completed' or v[3] then

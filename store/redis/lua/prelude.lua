@@ -349,10 +349,12 @@ end
 -- relKey is the hash of job d's release entries (see relEntry).
 local function relKey(d) return P .. 'rel:' .. d end
 -- forgetEntries takes pending job x's release entries out of the hashes of its dependencies
--- (deps, its D): a direct entry vouches that x still waits, so x takes its entries along when it
--- leaves pending other than by the release they are for (a cancel, a retry, a delete, a join of
--- a second dependency). Only a job that waits for one (no dn) can have a direct entry.
-local function forgetEntries(x, deps)
+-- (deps, its D; waits, its dn): a direct entry vouches that x still waits, so x takes its entries
+-- along when it leaves pending other than by the release they are for (a cancel, a retry, a
+-- delete, a join of a second dependency). Only a job that waits for one (no dn) can have a
+-- direct entry, so one with a count has nothing to forget.
+local function forgetEntries(x, deps, waits)
+  if not deps or waits then return end
   for d in string.gmatch(deps, '[^,]+') do redis.call('HDEL', relKey(d), x) end
 end
 
@@ -363,7 +365,7 @@ local function move(h, to, fields)
   if h.W then wfDelta(h.W, h.s, to) end
   if h.s == 'pending' then
     fields.dn = false
-    if h.D and not h.dn then forgetEntries(h.i, h.D) end
+    forgetEntries(h.i, h.D, h.dn)
   end
   -- A job run again ends again: what is left of its last end is settled by the next one.
   if h.dp and FINAL[h.s] and not FINAL[to] then redis.call('HDEL', P .. 'settling', h.i) end
@@ -383,7 +385,7 @@ end
 -- are still parked: they are settled by the end it had, not as a delete.)
 local function drop(h)
   unindex(h)
-  if h.s == 'pending' and h.D and not h.dn then forgetEntries(h.i, h.D) end
+  if h.s == 'pending' then forgetEntries(h.i, h.D, h.dn) end
   if h.u and redis.call('HGET', P .. 'uq', h.u) == h.i then redis.call('HDEL', P .. 'uq', h.u) end
   redis.call('DEL', jkey(h.i))
   if h.dp then
