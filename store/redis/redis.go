@@ -283,14 +283,13 @@ func (s *Store) nowArg() string {
 }
 
 // argv is sc's ARGV: the prefix, the time and the schema version, then args, then for a script
-// that settles dependents the texts it may cancel them with.
+// that settles dependents how many it may settle.
 func (s *Store) argv(sc *script, args []any) []any {
-	out := make([]any, 0, 3+len(args)+len(depTextArgs))
+	out := make([]any, 0, 4+len(args))
 	out = append(out, s.prefix, s.nowArg(), schemaVersion)
 	out = append(out, args...)
 	if sc.settles {
 		out = append(out, s.cfg.settleBatch)
-		out = append(out, depTextArgs...)
 	}
 	return out
 }

@@ -22,9 +22,8 @@ import (
 // A script whose file starts with "#!ro" reads only: its function gets the no-writes flag, so it
 // may run on a replica through FCALL_RO. Every other one is refused by Redis before it starts
 // when memory is full (no half-written transition). A script that may end or delete jobs calls
-// finish(), which settles their dependents: it is sent how many it may settle and the dependency
-// error texts as its last arguments (see settles), and its reply says when it left some parked
-// (see wrappedBody).
+// finish(), which settles their dependents: it is sent how many it may settle as its last
+// argument (see settles), and its reply says when it left some parked (see wrappedBody).
 //
 // The library's name, and so its functions' names, carry a hash of the sources, so nodes of two
 // releases sharing one Redis each call their own.
@@ -35,7 +34,8 @@ var luaFiles embed.FS
 // libraries are the Lua files every function may call, in the order they are defined.
 var libraries = []string{"insertdeps", "insertlib", "schedlib"}
 
-// libName is the function library's name: rota_ and a hash of every Lua source.
+// libName is the function library's name: rota_ and a hash of every Lua source and of the
+// texts the library is built with (depTextsLua).
 var libName = func() string {
 	files, err := fs.Glob(luaFiles, "lua/*.lua")
 	if err != nil {
@@ -47,6 +47,7 @@ var libName = func() string {
 		h.Write([]byte(f))
 		h.Write(b)
 	}
+	h.Write([]byte(depTextsLua()))
 	return "rota_" + hex.EncodeToString(h.Sum(nil))[:16]
 }()
 
@@ -58,8 +59,8 @@ type script struct {
 	fn       string
 	readOnly bool
 	// settles is set for a script that calls finish(): it may settle dependents, as many as
-	// the Store's settle batch, and cancel them with texts from Go (depTextArgs); both are
-	// appended to its ARGV.
+	// the Store's settle batch, appended to its ARGV, and cancel them with texts from Go
+	// (depTexts, constants of the library's source).
 	settles bool
 	// waitIf, when set, decides from a call's reply (its parked mark taken off) whether the
 	// call waits for replicas (WithWaitReplicas); unset, every call of a script that writes does.
@@ -125,6 +126,7 @@ func callsFinish(body string) bool {
 func (sc *script) evalSource() string {
 	var src strings.Builder
 	src.WriteString("#!lua\nlocal keys0, argv0 = KEYS, ARGV\n")
+	src.WriteString(depTextsLua())
 	src.WriteString(lua("prelude"))
 	for _, l := range sc.libs {
 		src.WriteString(lua(l))
@@ -139,6 +141,7 @@ func (sc *script) evalSource() string {
 func library(scripts []*script) string {
 	var src strings.Builder
 	src.WriteString("#!lua name=" + libName + "\n")
+	src.WriteString(depTextsLua())
 	src.WriteString(lua("prelude"))
 	for _, l := range libraries {
 		src.WriteString(lua(l))

@@ -19,7 +19,7 @@ func TestScriptsKeepTime(t *testing.T) {
 		b, _ := fs.ReadFile(luaFiles, f)
 		src := string(b)
 		if f == "lua/prelude.lua" {
-			src = strings.Replace(src, "redis.call('TIME')", "", 1)
+			src = strings.Replace(src, "rcall('TIME')", "", 1)
 		}
 		if m := forbidden.FindString(src); m != "" {
 			t.Errorf("%s uses %s", f, m)
@@ -28,7 +28,7 @@ func TestScriptsKeepTime(t *testing.T) {
 }
 
 // A script that moves or drops jobs ends with finish(), so that a job it ends settles its
-// dependents in the same script, and gets the texts to cancel them with.
+// dependents in the same script, and is sent how many it may settle.
 func TestScriptsSettleDependents(t *testing.T) {
 	moves := regexp.MustCompile(`\b(move|drop)\(`)
 	for _, sc := range allScripts {

@@ -12,19 +12,19 @@ for i = 1, nk do
   end
 end
 if #kinds == 0 or want <= 0 then return {} end
-if redis.call('SISMEMBER', P .. 'paused', queue) == 1 then return {} end
+if rcall('SISMEMBER', P .. 'paused', queue) == 1 then return {} end
 
 -- 1. Jobs past their ExpiresAt end expired, whatever their kind. Each step flushes its deferred
 -- index writes before the next reads an index.
 deferIndex()
-for _, id in ipairs(redis.call('ZRANGE', P .. 'x:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, 1000)) do
+for _, id in ipairs(rcall('ZRANGE', P .. 'x:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, 1000)) do
   local h = load(id)
   if h and CLAIMABLE[h.s] then move(h, 'expired', {z = NOWS}) end
 end
 flushIndex()
 -- 2. Due scheduled and retryable jobs become available, keeping their RunAt (and place).
 deferIndex()
-for _, id in ipairs(redis.call('ZRANGE', P .. 'w:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, math.max(1000, 4 * want))) do
+for _, id in ipairs(rcall('ZRANGE', P .. 'w:' .. queue, '-inf', NOWS, 'BYSCORE', 'LIMIT', 0, math.max(1000, 4 * want))) do
   local h = load(id)
   if h then move(h, 'available', {}) end
 end
@@ -33,27 +33,27 @@ flushIndex()
 -- 3. Limits: what each allows now (store/internal/limitplan's arithmetic, which must run here,
 -- atomically with the counting).
 local function readLimit(scope, name)
-  local spec = redis.call('HGET', P .. 'lim', scope .. ':' .. name)
+  local spec = rcall('HGET', P .. 'lim', scope .. ':' .. name)
   if not spec then return nil end
   local mx, rate, per = string.match(spec, '^(%d+),(%d+),(%d+)$')
   local u = {scope = scope, name = name, max = tonumber(mx), rate = tonumber(rate), period = tonumber(per), running = 0, started = 0}
   if u.max > 0 then
     if scope == 'queue' then
-      u.running = redis.call('ZCARD', P .. 'sq:running:' .. name)
+      u.running = rcall('ZCARD', P .. 'sq:running:' .. name)
     else
-      u.running = redis.call('SCARD', P .. 'kr:' .. name)
+      u.running = rcall('SCARD', P .. 'kr:' .. name)
     end
   end
   if u.rate > 0 then
     local key, edge = P .. 'rs:' .. scope .. ':' .. name, fmt(NOW - u.period)
     local gone = 0
-    local old = redis.call('ZRANGE', key, '-inf', edge, 'BYSCORE')
+    local old = rcall('ZRANGE', key, '-inf', edge, 'BYSCORE')
     for _, m in ipairs(old) do gone = gone + tonumber(string.match(m, ':(%d+)$')) end
     if #old > 0 then
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', edge)
-      redis.call('HINCRBY', P .. 'rsum', scope .. ':' .. name, -gone)
+      rcall('ZREMRANGEBYSCORE', key, '-inf', edge)
+      rcall('HINCRBY', P .. 'rsum', scope .. ':' .. name, -gone)
     end
-    u.started = tonumber(redis.call('HGET', P .. 'rsum', scope .. ':' .. name) or '0')
+    u.started = tonumber(rcall('HGET', P .. 'rsum', scope .. ':' .. name) or '0')
   end
   return u
 end
@@ -91,13 +91,13 @@ local function head(it)
     if it.done then return nil end
     it.ms, it.ss, it.pos = {}, {}, 1
     if scored then
-      local r = redis.call('ZRANGE', it.key, it.off, it.off + chunk - 1, 'WITHSCORES')
+      local r = rcall('ZRANGE', it.key, it.off, it.off + chunk - 1, 'WITHSCORES')
       for i = 1, #r, 2 do
         it.ms[#it.ms + 1] = r[i]
         it.ss[#it.ss + 1] = tonumber(r[i + 1])
       end
     else
-      it.ms = redis.call('ZRANGE', it.key, it.off, it.off + chunk - 1)
+      it.ms = rcall('ZRANGE', it.key, it.off, it.off + chunk - 1)
     end
     it.off = it.off + chunk
     if #it.ms < chunk then it.done = true end
@@ -135,7 +135,7 @@ while budget > 0 do
   -- and the same reply, with the new attempt and fence written into it, is the row it hands back
   -- (a second read per job cost more than the picking). v[10] and v[11] are where the attempt's
   -- and the fence's values are in the reply.
-  local flat = redis.call('HGETALL', jkey(id))
+  local flat = rcall('HGETALL', jkey(id))
   local v = {false, false, false, false, false, false, false, false, false, false, false}
   for i = 1, #flat, 2 do
     local slot = PICKED[flat[i]]
@@ -190,7 +190,7 @@ for j = 1, nt do
     move(h, 'running', {a = a, f = fence, o = owner, ab = owner, l = until_, t = NOWS})
     rows[#rows + 1] = false -- read once every write is made (settleKey may change it)
   else
-    redis.call('HSET', jkey(id), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'ab', owner, 'l', until_, 't', NOWS)
+    rcall('HSET', jkey(id), 's', 'running', 'a', a, 'f', fence, 'o', owner, 'ab', owner, 'l', until_, 't', NOWS)
     -- Its row is what the merge read, with the attempt and fence written in their places (or
     -- after it, when the hash had none: a later field of a hash's reply wins in decodeJob); the
     -- caller sets what it knows (see the reply). Appended to every row, they made the node decode
@@ -223,9 +223,9 @@ end
 wfRunFlush(wr)
 local function record(u, n)
   if u and u.rate > 0 and n > 0 then
-    local seq = redis.call('INCR', P .. 'rseq')
-    redis.call('ZADD', P .. 'rs:' .. u.scope .. ':' .. u.name, NOWS, fmt(seq) .. ':' .. fmt(n))
-    redis.call('HINCRBY', P .. 'rsum', u.scope .. ':' .. u.name, n)
+    local seq = rcall('INCR', P .. 'rseq')
+    rcall('ZADD', P .. 'rs:' .. u.scope .. ':' .. u.name, NOWS, fmt(seq) .. ':' .. fmt(n))
+    rcall('HINCRBY', P .. 'rsum', u.scope .. ':' .. u.name, n)
   end
 end
 record(ql, nt)

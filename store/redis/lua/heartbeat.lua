@@ -3,12 +3,12 @@
 checkMeta()
 local owner, untilS = ARGV[4], fmt(NOW + tonumber(ARGV[5]))
 local cr = {}
-for _, id in ipairs(redis.call('SMEMBERS', P .. 'own:' .. owner)) do
+for _, id in ipairs(rcall('SMEMBERS', P .. 'own:' .. owner)) do
   local k = jkey(id)
-  local v = redis.call('HMGET', k, 's', 'o', 'cr')
+  local v = rcall('HMGET', k, 's', 'o', 'cr')
   if v[1] == 'running' and v[2] == owner then
-    redis.call('HSET', k, 'l', untilS)
-    redis.call('ZADD', P .. 'run', 'XX', untilS, id)
+    rcall('HSET', k, 'l', untilS)
+    rcall('ZADD', P .. 'run', 'XX', untilS, id)
     if v[3] then cr[#cr + 1] = id end
   end
 end

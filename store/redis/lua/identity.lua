@@ -1,3 +1,3 @@
 #!ro
 checkMeta()
-return redis.call('HGET', KEYS[1], 'identity')
+return rcall('HGET', KEYS[1], 'identity')

@@ -31,10 +31,10 @@ local function readDeps(full, at)
       local x = splitDeps(v)
       deps[j] = x
       for _, d in ipairs(x.d) do
-        if redis.call('EXISTS', jkey(d)) == 0 then fail('NOTFOUND ' .. d) end
+        if rcall('EXISTS', jkey(d)) == 0 then fail('NOTFOUND ' .. d) end
       end
       if x.of ~= '' then
-        local s = redis.call('HGET', jkey(x.of), 's')
+        local s = rcall('HGET', jkey(x.of), 's')
         if not s then fail('NOTFOUND ' .. x.of) end
         if s ~= 'pending' then fail('NOTPENDING ' .. x.of) end
       end
@@ -65,7 +65,7 @@ local function waitOn(h, x, ids, state)
   h.D = table.concat(list, ',')
   local wait = {}
   for _, d in ipairs(list) do
-    local s = redis.call('HGET', jkey(d), 's')
+    local s = rcall('HGET', jkey(d), 's')
     if s and not FINAL[s] then
       wait[#wait + 1] = d
     elseif s and s ~= 'completed' and not h.ig then
@@ -89,7 +89,7 @@ end
 -- the fields it changes are read: a batch's callback gains its dependencies one insert at a time.
 local function join(of, d, s, dup)
   local k = jkey(of)
-  local v = redis.call('HMGET', k, 's', 'D', 'ig', 'dn')
+  local v = rcall('HMGET', k, 's', 'D', 'ig', 'dn')
   if v[1] ~= 'pending' then return end
   local deps = d
   if v[2] then
@@ -100,9 +100,9 @@ local function join(of, d, s, dup)
     -- A second wait: an entry of of's that vouched for one no longer does.
     forgetEntries(of, v[2], v[4])
     addEdge(d, of)
-    redis.call('HSET', k, 'D', deps, 'dn', fmt(tonumber(v[4] or '1') + 1))
+    rcall('HSET', k, 'D', deps, 'dn', fmt(tonumber(v[4] or '1') + 1))
   elseif s == 'completed' or v[3] then
-    redis.call('HSET', k, 'D', deps)
+    rcall('HSET', k, 'D', deps)
   else
     local h = load(of)
     move(h, 'cancelled', {D = deps, z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(d, s), '')})
@@ -111,10 +111,10 @@ end
 
 -- placeInWorkflow adds new job h, in its state, to its workflow's indexes.
 local function placeInWorkflow(h)
-  redis.call('ZADD', P .. 'wf:' .. h.W, h.i, h.i)
+  rcall('ZADD', P .. 'wf:' .. h.W, h.i, h.i)
   if not PLACED[h.W] then
     PLACED[h.W] = true
-    redis.call('ZADD', P .. 'wfs', 0, h.W)
+    rcall('ZADD', P .. 'wfs', 0, h.W)
   end
   wfDelta(h.W, nil, h.s)
 end

@@ -52,14 +52,14 @@ end
 -- field of a hash costs Redis about 1.4 µs to write.
 local function hsetPlain(id, k, q, args, p, m, r, state, tags, meta)
   local jk = jkey(id)
-  redis.call('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', args, 'p', p, 'm', m, 'r', r,
+  rcall('HSET', jk, 'i', id, 'k', k, 'q', q, 'A', args, 'p', p, 'm', m, 'r', r,
     's', state, 'c', NOWS)
   if tags ~= '' and meta ~= '' then
-    redis.call('HSET', jk, 'T', tags, 'M', meta)
+    rcall('HSET', jk, 'T', tags, 'M', meta)
   elseif tags ~= '' then
-    redis.call('HSET', jk, 'T', tags)
+    rcall('HSET', jk, 'T', tags)
   elseif meta ~= '' then
-    redis.call('HSET', jk, 'M', meta)
+    rcall('HSET', jk, 'M', meta)
   end
 end
 -- insertRun writes the run of plain jobs whose 'P' record starts at ARGV[b], directly, its
@@ -73,7 +73,7 @@ local function insertRun(b, newId, known, avail, ids, j)
   local r, state = runStart(ARGV[b + 5])
   if not known[q] then
     known[q] = true
-    redis.call('SADD', P .. 'queues', q)
+    rcall('SADD', P .. 'queues', q)
   end
   if state == 'available' then avail[q] = true end
   for a = b + 9, last do
@@ -104,7 +104,7 @@ local function idSource(n)
   end
   local function close()
     if not nextId then return nil end
-    if nextId <= lastId then redis.call('SET', idKey(), fmt(nextId - 1)) end
+    if nextId <= lastId then rcall('SET', idKey(), fmt(nextId - 1)) end
     return fmt(lastId - n + 1)
   end
   return take, close
@@ -142,18 +142,18 @@ local function insertJobs(base, n)
       local ukey, supersede = ARGV[b + 7], ARGV[b + 9]
       local dup
       if ukey ~= '' then
-        local holder = redis.call('HGET', P .. 'uq', ukey)
+        local holder = rcall('HGET', P .. 'uq', ukey)
         if holder then
           local h = load(holder)
           if supersede == '1' and not FINAL[h.s] then
             if h.s == 'running' then
               save(h, {us = false})
-              redis.call('HDEL', P .. 'uq', ukey)
+              rcall('HDEL', P .. 'uq', ukey)
             else
               move(h, 'cancelled', {z = NOWS})
               cancelled[#cancelled + 1] = h.i
             end
-            dup = redis.call('HGET', P .. 'uq', ukey) -- a cancelled holder may keep its key
+            dup = rcall('HGET', P .. 'uq', ukey) -- a cancelled holder may keep its key
           else
             dup = holder
           end
@@ -163,7 +163,7 @@ local function insertJobs(base, n)
       if dup then
         out[#out + 1] = {'1', dup}
         if ids then ids[j] = dup end
-        if dx and dx.of ~= '' then join(dx.of, dup, redis.call('HGET', jkey(dup), 's'), true) end
+        if dx and dx.of ~= '' then join(dx.of, dup, rcall('HGET', jkey(dup), 's'), true) end
       else
         local id = newId()
         local r = ARGV[b + 5]
@@ -192,9 +192,9 @@ local function insertJobs(base, n)
         index(h)
         if not known[h.q] then
           known[h.q] = true
-          redis.call('SADD', P .. 'queues', h.q)
+          rcall('SADD', P .. 'queues', h.q)
         end
-        if h.u and wants(h, state) then redis.call('HSET', P .. 'uq', h.u, id) end
+        if h.u and wants(h, state) then rcall('HSET', P .. 'uq', h.u, id) end
         if state == 'available' then avail[h.q] = true end
         if ids then ids[j] = id end
         if dx then
@@ -220,7 +220,7 @@ local function insertJobs(base, n)
         -- A new job with dependency fields: the caller builds its row from what it sent and
         -- the state the call left it in ({'2', id, state}), as for a plain job; one left
         -- cancelled comes whole, for its error. A fan-in's steps are thousands of rows.
-        local st = redis.call('HGET', jkey(r[2]), 's')
+        local st = rcall('HGET', jkey(r[2]), 's')
         if st == 'cancelled' then out[i] = {'0', row(r[2])} else out[i] = {'2', r[2], st} end
       else
         out[i] = {r[1], row(r[2])}
@@ -234,7 +234,7 @@ end
 -- once per queue per call. The origin lets the inserting Store's listener drop the echo: it told
 -- its own subscribers already.
 local function publishInsert(origin, q)
-  redis.call('PUBLISH', P .. 'ev', 'i ~' .. origin .. ' ' .. q)
+  rcall('PUBLISH', P .. 'ev', 'i ~' .. origin .. ' ' .. q)
 end
 local function publishInserts(origin, avail)
   for q in pairs(avail) do publishInsert(origin, q) end

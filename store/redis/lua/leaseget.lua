@@ -1,3 +1,3 @@
 #!ro
 checkMeta()
-return redis.call('HMGET', P .. 'lease:' .. ARGV[4], 'o', 't', 'a', 'x')
+return rcall('HMGET', P .. 'lease:' .. ARGV[4], 'o', 't', 'a', 'x')

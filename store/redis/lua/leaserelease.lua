@@ -1,5 +1,5 @@
 -- leaserelease: ARGV[4] name, [5] owner. The row stays, so the next holder's token grows.
 checkMeta()
 local key = P .. 'lease:' .. ARGV[4]
-if redis.call('HGET', key, 'o') == ARGV[5] then redis.call('HSET', key, 'o', '', 'x', NOWS) end
+if rcall('HGET', key, 'o') == ARGV[5] then rcall('HSET', key, 'o', '', 'x', NOWS) end
 return 'OK'

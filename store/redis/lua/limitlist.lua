@@ -1,3 +1,3 @@
 #!ro
 checkMeta()
-return redis.call('HGETALL', P .. 'lim')
+return rcall('HGETALL', P .. 'lim')

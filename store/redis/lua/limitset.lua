@@ -3,12 +3,12 @@
 checkMeta()
 local name = ARGV[4]
 if ARGV[5] == '' then
-  redis.call('HDEL', P .. 'lim', name)
+  rcall('HDEL', P .. 'lim', name)
 else
-  redis.call('HSET', P .. 'lim', name, ARGV[5])
+  rcall('HSET', P .. 'lim', name, ARGV[5])
 end
 if ARGV[6] == '1' then
-  redis.call('DEL', P .. 'rs:' .. name)
-  redis.call('HDEL', P .. 'rsum', name)
+  rcall('DEL', P .. 'rs:' .. name)
+  rcall('HDEL', P .. 'rsum', name)
 end
 return 'OK'

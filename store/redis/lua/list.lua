@@ -32,11 +32,11 @@ if workflow ~= '' then
   end
 else
   local queues = {queue}
-  if queue == '' then queues = redis.call('SMEMBERS', P .. 'queues') end
+  if queue == '' then queues = rcall('SMEMBERS', P .. 'queues') end
   for _, q in ipairs(queues) do
     for _, s in ipairs(states) do
       local key = P .. 'sq:' .. s .. ':' .. q
-      if redis.call('EXISTS', key) == 1 then streams[#streams + 1] = key end
+      if rcall('EXISTS', key) == 1 then streams[#streams + 1] = key end
     end
   end
 end
@@ -77,7 +77,7 @@ end
 -- matches applies the filters the streams do not.
 local function matches(id)
   if not filtered then return true end
-  local v = redis.call('HMGET', jkey(id), 'k', 's', 'q', 'T', 'sc', 'A', 'c', 'o')
+  local v = rcall('HMGET', jkey(id), 'k', 's', 'q', 'T', 'sc', 'A', 'c', 'o')
   if kind ~= '' and v[1] ~= kind then return false end
   if fields and not matchesFields(v) then return false end
   if workflow == '' then return true end
@@ -93,11 +93,11 @@ while #out < limit do
     if desc then
       local from = '+inf'
       if cursor ~= '' then from = '(' .. cursor end
-      r = redis.call('ZRANGE', key, from, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, chunk)
+      r = rcall('ZRANGE', key, from, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, chunk)
     else
       local from = '-inf'
       if cursor ~= '' then from = '(' .. cursor end
-      r = redis.call('ZRANGE', key, from, '+inf', 'BYSCORE', 'LIMIT', 0, chunk)
+      r = rcall('ZRANGE', key, from, '+inf', 'BYSCORE', 'LIMIT', 0, chunk)
     end
     for _, id in ipairs(r) do cands[#cands + 1] = tonumber(id) end
   end

@@ -1,7 +1,7 @@
 -- migrate: ARGV[4] a fresh identity. Writes the namespace's meta once, and moves an older
 -- version up; refuses a newer one, and a namespace that holds jobs but lost its meta (a partial
 -- loss: ids would repeat).
-local v = redis.call('HGET', KEYS[1], 'version')
+local v = rcall('HGET', KEYS[1], 'version')
 if v then
   if tonumber(v) > tonumber(ARGV[3]) then return redis.error_reply('ROTA TOONEW ' .. v) end
   -- 1 → 2 added dependencies: fields and keys a version 1 namespace simply has none of. 2 → 3
@@ -11,19 +11,19 @@ if v then
   -- that older builds refuse the namespace.
   if tonumber(v) < tonumber(ARGV[3]) then
     if tonumber(v) < 4 then
-      for _, q in ipairs(redis.call('SUNION', P .. 'queues', P .. 'paused')) do
+      for _, q in ipairs(rcall('SUNION', P .. 'queues', P .. 'paused')) do
         local avt, kinds = P .. 'avt:' .. q, {}
-        local n = redis.call('ZCARD', avt)
+        local n = rcall('ZCARD', avt)
         for i = 0, n - 1, 1000 do
-          for _, id in ipairs(redis.call('ZRANGE', avt, i, i + 999)) do
-            local k = redis.call('HGET', jkey(id), 'k')
+          for _, id in ipairs(rcall('ZRANGE', avt, i, i + 999)) do
+            local k = rcall('HGET', jkey(id), 'k')
             if k and not kinds[k] then
               kinds[k] = true
-              redis.call('SADD', P .. 'qk:' .. q, k)
+              rcall('SADD', P .. 'qk:' .. q, k)
             end
           end
         end
-        redis.call('DEL', avt)
+        rcall('DEL', avt)
       end
     end
     -- 4 → 5 names the kinds registry kq:<q> and keeps it only for queues in the queues set, which
@@ -31,13 +31,13 @@ if v then
     -- set only when its kind is new to it).
     if tonumber(v) < 5 then
       local queues = {}
-      for _, q in ipairs(redis.call('SMEMBERS', P .. 'queues')) do queues[q] = true end
-      for _, q in ipairs(redis.call('SUNION', P .. 'queues', P .. 'paused')) do
+      for _, q in ipairs(rcall('SMEMBERS', P .. 'queues')) do queues[q] = true end
+      for _, q in ipairs(rcall('SUNION', P .. 'queues', P .. 'paused')) do
         local old = P .. 'qk:' .. q
-        if queues[q] and redis.call('EXISTS', old) == 1 then
-          redis.call('RENAME', old, P .. 'kq:' .. q)
+        if queues[q] and rcall('EXISTS', old) == 1 then
+          rcall('RENAME', old, P .. 'kq:' .. q)
         else
-          redis.call('DEL', old)
+          rcall('DEL', old)
         end
       end
     end
@@ -46,13 +46,13 @@ if v then
     -- From 5 on the id counter is named by its version (idKey in the prelude), so that the
     -- inserts of another version start one of their own at 1 and find out.
     local from = tonumber(v) < 5 and P .. 'seq' or P .. 'id:' .. v
-    if redis.call('EXISTS', from) == 1 then redis.call('RENAME', from, idKey()) end
-    redis.call('HSET', KEYS[1], 'version', ARGV[3])
+    if rcall('EXISTS', from) == 1 then rcall('RENAME', from, idKey()) end
+    rcall('HSET', KEYS[1], 'version', ARGV[3])
   end
   return 'OK'
 end
-if redis.call('EXISTS', P .. 'seq', idKey()) > 0 then
+if rcall('EXISTS', P .. 'seq', idKey()) > 0 then
   return redis.error_reply('ROTA ORPHANED the namespace holds jobs but no meta key')
 end
-redis.call('HSET', KEYS[1], 'version', ARGV[3], 'identity', ARGV[4], 'created', NOWS)
+rcall('HSET', KEYS[1], 'version', ARGV[3], 'identity', ARGV[4], 'created', NOWS)
 return 'OK'

@@ -13,14 +13,14 @@ for _, r in ipairs(cjson.decode(ARGV[4])) do
   local key = P .. 'min:' .. r[1]
   local field = cjson.encode({r[2], r[3], r[4]})
   local v = {r[5], r[6], r[7], r[8], r[9], r[10]}
-  local old = redis.call('HGET', key, field)
+  local old = rcall('HGET', key, field)
   if old then
     local o = cjson.decode(old)
     for i = 1, 4 do v[i] = v[i] + o[i] end
     v[5] = add(o[5], v[5])
     v[6] = add(o[6], v[6])
   end
-  redis.call('HSET', key, field, cjson.encode(v))
-  redis.call('ZADD', P .. 'min', r[1], r[1])
+  rcall('HSET', key, field, cjson.encode(v))
+  rcall('ZADD', P .. 'min', r[1], r[1])
 end
 return 'OK'

@@ -2,9 +2,9 @@
 -- returns how many rows they held.
 checkMeta()
 local n = 0
-for _, m in ipairs(redis.call('ZRANGE', P .. 'min', '-inf', '(' .. ARGV[4], 'BYSCORE')) do
-  n = n + redis.call('HLEN', P .. 'min:' .. m)
-  redis.call('DEL', P .. 'min:' .. m)
-  redis.call('ZREM', P .. 'min', m)
+for _, m in ipairs(rcall('ZRANGE', P .. 'min', '-inf', '(' .. ARGV[4], 'BYSCORE')) do
+  n = n + rcall('HLEN', P .. 'min:' .. m)
+  rcall('DEL', P .. 'min:' .. m)
+  rcall('ZREM', P .. 'min', m)
 end
 return n

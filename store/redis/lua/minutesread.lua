@@ -3,8 +3,8 @@
 -- minutesadd).
 checkMeta()
 local out = {}
-for _, m in ipairs(redis.call('ZRANGE', P .. 'min', ARGV[4], '+inf', 'BYSCORE')) do
-  local h = redis.call('HGETALL', P .. 'min:' .. m)
+for _, m in ipairs(rcall('ZRANGE', P .. 'min', ARGV[4], '+inf', 'BYSCORE')) do
+  local h = rcall('HGETALL', P .. 'min:' .. m)
   for i = 1, #h, 2 do out[#out + 1] = {m, h[i], h[i + 1]} end
 end
 return out

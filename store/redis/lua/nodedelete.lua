@@ -2,10 +2,10 @@
 -- Returns how many it removed.
 checkMeta()
 local ids = {ARGV[4]}
-if ARGV[4] == '' then ids = redis.call('ZRANGE', P .. 'nodes', '-inf', '(' .. ARGV[5], 'BYSCORE') end
+if ARGV[4] == '' then ids = rcall('ZRANGE', P .. 'nodes', '-inf', '(' .. ARGV[5], 'BYSCORE') end
 local n = 0
 for _, id in ipairs(ids) do
-  n = n + redis.call('ZREM', P .. 'nodes', id)
-  redis.call('DEL', P .. 'node:' .. id)
+  n = n + rcall('ZREM', P .. 'nodes', id)
+  rcall('DEL', P .. 'node:' .. id)
 end
 return n

@@ -2,8 +2,8 @@
 -- nodelist: most recently seen first: id, last seen, JSON.
 checkMeta()
 local out = {}
-local r = redis.call('ZRANGE', P .. 'nodes', '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
+local r = rcall('ZRANGE', P .. 'nodes', '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')
 for i = 1, #r, 2 do
-  out[#out + 1] = {r[i], r[i + 1], redis.call('GET', P .. 'node:' .. r[i]) or ''}
+  out[#out + 1] = {r[i], r[i + 1], rcall('GET', P .. 'node:' .. r[i]) or ''}
 end
 return out

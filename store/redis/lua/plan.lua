@@ -2,9 +2,9 @@
 -- jobs (see insertJobs). A compare-and-set of LastPlanned with the inserts of the occurrences.
 checkMeta()
 local key = P .. 'sch:' .. ARGV[5]
-local lp = redis.call('HGET', key, 'lp')
+local lp = rcall('HGET', key, 'lp')
 if not lp or lp ~= ARGV[6] then return 0 end
-redis.call('HSET', key, 'lp', ARGV[7])
+rcall('HSET', key, 'lp', ARGV[7])
 local _, _, avail = insertJobs(9, tonumber(ARGV[8]))
 publishInserts(ARGV[4], avail)
 finish()

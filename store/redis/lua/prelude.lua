@@ -8,23 +8,39 @@
 -- TIME), ARGV[3] the schema version this build knows. A script's own arguments start at ARGV[4].
 -- Numbers are never concatenated raw into keys or values: Lua numbers are doubles and tostring
 -- rounds them to 14 digits, so every number written goes through fmt.
+-- The functions of the standard library and Redis' API are read into locals at the first call
+-- (a library's top level, run by FUNCTION LOAD, sees none of them): a function runs with an
+-- empty globals table whose metatable falls back to the real globals, so each use of a global
+-- name cost two table lookups and a metamethod, ~5 µs of an insert's call. globals() is defined
+-- before the locals that take the names, so the names in it are still the globals.
+local function globals()
+  return redis.call, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson
+end
+local rcall, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson
 local KEYS, ARGV, P, NOW, NOWS, DEFER, PARKED, RELW
 local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, IXPEND, IXLAST, WFD, WFDROP, RELQ, EDGES = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 local COUNTED, COUNTORDER = {}, {}
 local RKQP, RKQN, RKQMAX = false, 0, 1000
 local function fmt(n) return string.format('%d', n) end
+-- USECPAD pads TIME's microseconds (0-999999) to six digits.
+local USECPAD = {'00000', '0000', '000', '00', '0', ''}
 -- begin starts each call with the call's state tables empty. A table costs Redis ~1.5 µs to
 -- make and collect, and most calls use few of the thirteen, so one left empty by the last call
 -- is kept rather than made again.
 local function begin(keys, args)
-  KEYS, ARGV, P = keys, args, args[1]
-  if args[2] ~= '' then
-    NOW = tonumber(args[2])
-  else
-    local t = redis.call('TIME')
-    NOW = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not rcall then
+    rcall, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson = globals()
   end
-  NOWS = fmt(NOW)
+  KEYS, ARGV, P = keys, args, args[1]
+  -- The time's text is made by concatenation, not fmt: string.format and a tonumber each cost
+  -- about as much as a small Redis command.
+  if args[2] ~= '' then
+    NOWS = args[2]
+  else
+    local t = rcall('TIME')
+    NOWS = t[1] .. USECPAD[#t[2]] .. t[2]
+  end
+  NOW = tonumber(NOWS)
   if next(FINALS) then FINALS = {} end
   if next(DEPQ) then DEPQ = {} end
   if next(RELEASED) then RELEASED = {} end
@@ -58,7 +74,7 @@ local function fail(msg) error({err = 'ROTA ' .. msg}) end
 -- checkMeta refuses a namespace that was never migrated or was flushed (ids would start again
 -- at 1 over jobs that nodes still hold), and one written by a newer build.
 local function checkMeta()
-  local v = redis.call('HGET', KEYS[1], 'version')
+  local v = rcall('HGET', KEYS[1], 'version')
   if v == ARGV[3] then return end
   if not v then fail('NOTMIGRATED') end
   if tonumber(v) > tonumber(ARGV[3]) then fail('TOONEW ' .. v) end
@@ -76,9 +92,9 @@ local function idKey() return P .. 'id:' .. ARGV[3] end
 -- where they were, and the nodes' identity check notices the loss.)
 local function newIds(n)
   local k = idKey()
-  local last = redis.call('INCRBY', k, n)
-  if last == n and redis.call('HGET', KEYS[1], 'version') ~= ARGV[3] then
-    redis.call('DEL', k)
+  local last = rcall('INCRBY', k, n)
+  if last == n and rcall('HGET', KEYS[1], 'version') ~= ARGV[3] then
+    rcall('DEL', k)
     checkMeta()
   end
   return last - n + 1
@@ -100,17 +116,21 @@ end
 -- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table, so
 -- that none is built again from its job's fields.
 -- member is a ready-set member: run_at (never below 0) and id (a decimal text), zero-padded to
--- 16 digits each, so that members of one priority sort by run_at, then id. string.format of both
--- costs ~1 µs; the run_at part is kept for the next job, which nearly always has the same
--- (inserted or released now), and the id is padded by concatenation (~0.15 µs in all).
+-- 16 digits each, so that members of one priority sort by run_at, then id. Both are padded by
+-- concatenation (string.format cost ~1 µs), and the run_at part is kept for the next job, which
+-- nearly always has the same (inserted or released now).
 -- (Written out: a library's top level, run by FUNCTION LOAD, cannot call string.rep.)
 local ZEROS = {[0] = '', '0', '00', '000', '0000', '00000', '000000', '0000000', '00000000', '000000000', '0000000000', '00000000000', '000000000000', '0000000000000', '00000000000000', '000000000000000', '0000000000000000'}
 local lastRunAt, lastRunAtPart
 local function member(runAt, id)
   if runAt ~= lastRunAt then
-    local r = tonumber(runAt)
-    if r < 0 then r = 0 end
-    lastRunAt, lastRunAtPart = runAt, string.format('%016d', r)
+    -- A run_at is an integer's decimal text (fmt's, or Go's): padded as it is, or zeros when
+    -- it is negative.
+    if string.byte(runAt) == 45 then
+      lastRunAt, lastRunAtPart = runAt, ZEROS[16]
+    else
+      lastRunAt, lastRunAtPart = runAt, (ZEROS[16 - #runAt] or '') .. runAt
+    end
   end
   return lastRunAtPart .. (ZEROS[16 - #id] or '') .. id
 end
@@ -131,14 +151,14 @@ end
 
 -- load returns the job's fields as a table, and the HGETALL reply it read them from.
 local function load(id)
-  local flat = redis.call('HGETALL', jkey(id))
+  local flat = rcall('HGETALL', jkey(id))
   if #flat == 0 then return nil end
   local h = {}
   for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
   return h, flat
 end
 
-local function row(id) return redis.call('HGETALL', jkey(id)) end
+local function row(id) return rcall('HGETALL', jkey(id)) end
 -- joinRow is a claimed row (a flat field list) of job id as one string: the list's length, the
 -- id and the list, joined by NUL bytes (read by readClaimRow): a claim of 100 costs Redis 105
 -- thousand instructions a job so, 112 with each row packed by cmsgpack.pack. With the length
@@ -164,7 +184,7 @@ local function hsetAll(key, t)
     flat[#flat + 1] = k
     flat[#flat + 1] = v
   end
-  redis.call('HSET', key, unpack(flat))
+  rcall('HSET', key, unpack(flat))
 end
 
 -- Index writes (ZADD, ZREM, SADD, SREM on the index keys) cost ~2 µs of bridge overhead per
@@ -183,8 +203,8 @@ end
 local IXCHUNK = 1000
 local function ix(cmd, key, a, b)
   if not DEFER then
-    if b then return redis.call(cmd, key, a, b) end
-    return redis.call(cmd, key, a)
+    if b then return rcall(cmd, key, a, b) end
+    return rcall(cmd, key, a)
   end
   local g = IXLAST[key]
   if not g or g.cmd ~= cmd then
@@ -202,14 +222,14 @@ end
 -- variadic sends cmd on key with every element of list, in calls of at most IXCHUNK.
 local function variadic(cmd, key, list)
   for i = 1, #list, IXCHUNK do
-    redis.call(cmd, key, unpack(list, i, math.min(i + IXCHUNK - 1, #list)))
+    rcall(cmd, key, unpack(list, i, math.min(i + IXCHUNK - 1, #list)))
   end
 end
 local function deferIndex() DEFER = true end
 local function flushIndex()
   for _, g in ipairs(IXPEND) do
     for i = 1, g.n, IXCHUNK do
-      redis.call(g.cmd, g.key, unpack(g, i, math.min(i + IXCHUNK - 1, g.n)))
+      rcall(g.cmd, g.key, unpack(g, i, math.min(i + IXCHUNK - 1, g.n)))
     end
   end
   IXPEND, IXLAST, DEFER = {}, {}, false
@@ -271,8 +291,8 @@ local function save(h, fields)
       set[#set + 1] = v
     end
   end
-  if #set > 0 then redis.call('HSET', jkey(h.i), unpack(set)) end
-  if #del > 0 then redis.call('HDEL', jkey(h.i), unpack(del)) end
+  if #set > 0 then rcall('HSET', jkey(h.i), unpack(set)) end
+  if #del > 0 then rcall('HDEL', jkey(h.i), unpack(del)) end
 end
 
 -- wants reports whether a job in state s holds its unique key (s is in its unique states).
@@ -285,16 +305,16 @@ end
 -- up instead (its unique states emptied), as a superseded running job does.
 local function settleKey(h, to, fields)
   if not h.u then return end
-  local holder = redis.call('HGET', P .. 'uq', h.u)
+  local holder = rcall('HGET', P .. 'uq', h.u)
   local w = wants(h, to)
   if w and holder ~= h.i then
     if holder then
       fields.us = false
     else
-      redis.call('HSET', P .. 'uq', h.u, h.i)
+      rcall('HSET', P .. 'uq', h.u, h.i)
     end
   elseif not w and holder == h.i then
-    redis.call('HDEL', P .. 'uq', h.u)
+    rcall('HDEL', P .. 'uq', h.u)
   end
 end
 
@@ -334,13 +354,13 @@ end
 local function flushWorkflows()
   for w, d in pairs(WFD) do
     for s, n in pairs(d) do
-      if n ~= 0 then redis.call('HINCRBY', P .. 'wfc:' .. w, s, n) end
+      if n ~= 0 then rcall('HINCRBY', P .. 'wfc:' .. w, s, n) end
     end
   end
   for w in pairs(WFDROP) do
-    if redis.call('ZCARD', P .. 'wf:' .. w) == 0 then
-      redis.call('DEL', P .. 'wfc:' .. w)
-      redis.call('ZREM', P .. 'wfs', w)
+    if rcall('ZCARD', P .. 'wf:' .. w) == 0 then
+      rcall('DEL', P .. 'wfc:' .. w)
+      rcall('ZREM', P .. 'wfs', w)
     end
   end
   WFD, WFDROP = {}, {}
@@ -355,7 +375,7 @@ local function relKey(d) return P .. 'rel:' .. d end
 -- direct entry, so one with a count has nothing to forget.
 local function forgetEntries(x, deps, waits)
   if not deps or waits then return end
-  for d in string.gmatch(deps, '[^,]+') do redis.call('HDEL', relKey(d), x) end
+  for d in string.gmatch(deps, '[^,]+') do rcall('HDEL', relKey(d), x) end
 end
 
 -- move is the one place a job changes state: indexes, unique key, workflow counts and fields in
@@ -368,7 +388,7 @@ local function move(h, to, fields)
     forgetEntries(h.i, h.D, h.dn)
   end
   -- A job run again ends again: what is left of its last end is settled by the next one.
-  if h.dp and FINAL[h.s] and not FINAL[to] then redis.call('HDEL', P .. 'settling', h.i) end
+  if h.dp and FINAL[h.s] and not FINAL[to] then rcall('HDEL', P .. 'settling', h.i) end
   fields.s = to
   settleKey(h, to, fields)
   save(h, fields)
@@ -386,14 +406,14 @@ end
 local function drop(h)
   unindex(h)
   if h.s == 'pending' then forgetEntries(h.i, h.D, h.dn) end
-  if h.u and redis.call('HGET', P .. 'uq', h.u) == h.i then redis.call('HDEL', P .. 'uq', h.u) end
-  redis.call('DEL', jkey(h.i))
+  if h.u and rcall('HGET', P .. 'uq', h.u) == h.i then rcall('HDEL', P .. 'uq', h.u) end
+  rcall('DEL', jkey(h.i))
   if h.dp then
     local st = false
     if FINAL[h.s] then
-      local parked = redis.call('HGET', P .. 'settling', h.i)
+      local parked = rcall('HGET', P .. 'settling', h.i)
       if parked then
-        redis.call('HDEL', P .. 'settling', h.i)
+        rcall('HDEL', P .. 'settling', h.i)
         st = parked ~= '' and parked
       end
     end
@@ -401,7 +421,7 @@ local function drop(h)
   end
   if h.W then
     wfDelta(h.W, h.s, nil)
-    redis.call('ZREM', P .. 'wf:' .. h.W, h.i)
+    rcall('ZREM', P .. 'wf:' .. h.W, h.i)
     WFDROP[h.W] = true
   end
 end
@@ -425,13 +445,12 @@ local function fill(text, mark, v)
 end
 
 -- depError is the error (a JSON string) of a dependent cancelled because dependency dep ended
--- in state st, or was deleted (st false). A script that calls finish() is sent how many
--- dependents it may settle (see settleDeps) and the two texts (store.DependencyError,
--- DependencyDeletedError) as its last three ARGV, with \u0001 marking the id and \u0002 the
--- state in the texts.
+-- in state st, or was deleted (st false): DEPTEXT or DEPDELTEXT (store.DependencyError,
+-- DependencyDeletedError, declared before the prelude by the Go code that builds the library),
+-- with \u0001 marking the id and \u0002 the state in the texts.
 local function depError(dep, st)
-  if not st then return fill(ARGV[#ARGV], '\\u0001', dep) end
-  return fill(fill(ARGV[#ARGV - 1], '\\u0001', dep), '\\u0002', st)
+  if not st then return fill(DEPDELTEXT, '\\u0001', dep) end
+  return fill(fill(DEPTEXT, '\\u0001', dep), '\\u0002', st)
 end
 
 -- due says whether run_at r (µs) has come. Both texts are integers without a sign, so of two
@@ -463,7 +482,7 @@ local D_STATE, D_QUEUE, D_KIND, D_PRIORITY, D_RUNAT, D_UNIQUE, D_EXPIRES, D_SCHE
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 -- loadDep reads them from job hash jk.
 local function loadDep(jk)
-  return redis.call('HMGET', jk, 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn')
+  return rcall('HMGET', jk, 's', 'q', 'k', 'p', 'r', 'u', 'x', 'sc', 'W', 'dn')
 end
 
 -- addReady appends a job's score (its priority negated: the highest comes first) and member to
@@ -495,7 +514,7 @@ end
 -- added there only when k is new to it: an insert of a kind the queue knows makes one call, not
 -- two.
 local function addKind(q, k)
-  if redis.call('SADD', P .. 'kq:' .. q, k) == 1 then redis.call('SADD', P .. 'queues', q) end
+  if rcall('SADD', P .. 'kq:' .. q, k) == 1 then rcall('SADD', P .. 'queues', q) end
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
 -- and names k for q; flushReady sends the lists addReady gathered for queue q, one per kind.
@@ -524,7 +543,7 @@ local function releasePlain(id, jk, q, k, p, w)
   g.byId[n + 1], g.byId[n + 2] = id, id
   addReady(g.ready, k, p, NOWS, id)
   -- dn is read only while a job is pending: it stays, which costs less than deleting it.
-  redis.call('HSET', jk, 's', 'available', 'r', NOWS)
+  rcall('HSET', jk, 's', 'available', 'r', NOWS)
   if w then
     if not RELW then RELW = wfRun('pending') end
     wfRunAdd(RELW, w, 'available')
@@ -554,12 +573,12 @@ end
 -- edgesOf is job d's dp (false when it has none), as this call last wrote or read it (EDGES).
 local function edgesOf(d)
   local dp = EDGES[d]
-  if dp == nil then dp = redis.call('HGET', jkey(d), 'dp') or false end
+  if dp == nil then dp = rcall('HGET', jkey(d), 'dp') or false end
   return dp
 end
 -- setEdges writes job d's dp.
 local function setEdges(d, dp)
-  redis.call('HSET', jkey(d), 'dp', dp)
+  rcall('HSET', jkey(d), 'dp', dp)
   EDGES[d] = dp
 end
 -- An edge kept in a set may come with what releasing its dependent takes beside the
@@ -611,10 +630,10 @@ local function addEdge(d, x, info)
   end
   local one = inlineEdge(dp)
   if one then
-    redis.call('SADD', P .. 'dep:' .. d, one, x)
+    rcall('SADD', P .. 'dep:' .. d, one, x)
     setEdges(d, '1')
   else
-    redis.call('SADD', P .. 'dep:' .. d, x)
+    rcall('SADD', P .. 'dep:' .. d, x)
   end
   if info then ix('HSET', relKey(d), x, info) end
 end
@@ -625,8 +644,8 @@ local function dropEdge(d, x)
   if edgesOf(d) == '=' .. x then
     setEdges(d, '1')
   else
-    redis.call('SREM', P .. 'dep:' .. d, x)
-    redis.call('HDEL', relKey(d), x)
+    rcall('SREM', P .. 'dep:' .. d, x)
+    rcall('HDEL', relKey(d), x)
   end
 end
 
@@ -634,7 +653,7 @@ end
 -- settling hash (id -> end state, '' for a delete), its dependents not yet settled stay in its
 -- dep set or dp.
 local function park(e)
-  redis.call('HSET', P .. 'settling', e.i, e.s or '')
+  rcall('HSET', P .. 'settling', e.i, e.s or '')
   PARKED = true
 end
 
@@ -645,7 +664,7 @@ end
 -- e.gone that its hash was deleted with it.
 local function takeEdges(e, budget)
   local dp = e.dp
-  if dp == nil then dp = redis.call('HGET', jkey(e.i), 'dp') or '1' end
+  if dp == nil then dp = rcall('HGET', jkey(e.i), 'dp') or '1' end
   local one = inlineEdge(dp)
   if one then
     -- Taken by the caller, or in a hash just deleted (nothing would keep it for later), it is
@@ -667,24 +686,24 @@ local function takeEdges(e, budget)
     return {}
   end
   local key = P .. 'dep:' .. e.i
-  local ids = redis.call('SPOP', key, budget)
+  local ids = rcall('SPOP', key, budget)
   if #ids == 0 then return ids end
   local rk, rels, found = relKey(e.i), {}, false
-  local left = #ids == budget and redis.call('EXISTS', key) == 1
+  local left = #ids == budget and rcall('EXISTS', key) == 1
   for i = 1, #ids, IXCHUNK do
     local j = math.min(i + IXCHUNK - 1, #ids)
-    local part = redis.call('HMGET', rk, unpack(ids, i, j))
+    local part = rcall('HMGET', rk, unpack(ids, i, j))
     for n = 1, #part do
       rels[i + n - 1] = part[n]
       found = found or part[n]
     end
-    if left and found then redis.call('HDEL', rk, unpack(ids, i, j)) end
+    if left and found then rcall('HDEL', rk, unpack(ids, i, j)) end
   end
   -- The set is empty when nothing is left: the hash holds no entry but those just taken.
   if left then
     park(e)
   elseif found then
-    redis.call('DEL', rk)
+    rcall('DEL', rk)
   end
   return ids, rels
 end
@@ -708,7 +727,7 @@ local function countOff(x) tally(COUNTED, COUNTORDER, x) end
 -- which the job has ended; any other end, or a delete, cancels it, which queues its own
 -- dependents in turn.
 -- The queue is walked in rounds, not recursed, so a chain of any length settles without a
--- recursion. One script settles at most ARGV[#ARGV - 2] dependents, so that a fan-out of ten
+-- recursion. One script settles at most ARGV[#ARGV] dependents, so that a fan-out of ten
 -- thousand steps does not hold Redis for the whole of its release: the rest is parked (park)
 -- and the Store runs the settle script until none is left, other clients' commands running
 -- between. Each edge is taken out as it is counted (takeEdges), so a dependent is counted off
@@ -721,7 +740,7 @@ local function settleDeps()
   if #DEPQ == 0 and #COUNTORDER == 0 then return end
   local own = not DEFER
   if own then deferIndex() end
-  local budget = tonumber(ARGV[#ARGV - 2])
+  local budget = tonumber(ARGV[#ARGV])
   local n = 1
   -- Per dependent: how many of its edges ended, and the first end that failed (a sparse
   -- table: few dependents have one). The first round starts from what countOff counted; its
@@ -757,18 +776,18 @@ local function settleDeps()
       -- have given it another wait, a retry a new run_at) and the rest from the entry.
       local v, runAt, waits
       if e then
-        v = redis.call('HMGET', jk, 's', 'r', 'dn')
+        v = rcall('HMGET', jk, 's', 'r', 'dn')
         runAt, waits = v[2], v[3]
       else
         v = loadDep(jk)
         runAt, waits = v[D_RUNAT], v[D_WAITS]
       end
       if v[D_STATE] == 'pending' then
-        if f and not redis.call('HGET', jk, 'ig') then
+        if f and not rcall('HGET', jk, 'ig') then
           local h = load(id)
           move(h, 'cancelled', {z = NOWS, E = (h.E or '') .. errLine(h.a, NOWS, depError(f.i, f.s), '')})
         elseif waits and tonumber(waits) > c then
-          redis.call('HINCRBY', jk, 'dn', -c)
+          rcall('HINCRBY', jk, 'dn', -c)
         elseif e and due(runAt) then
           local x = relFields(parsed, e)
           releasePlain(id, jk, x[1], x[2], x[3], x[4])
@@ -795,10 +814,10 @@ local function finish()
   local i = 1
   while i <= #FINALS do
     local j = math.min(i + 299, #FINALS)
-    redis.call('PUBLISH', P .. 'ev', 'f ' .. table.concat(FINALS, ',', i, j))
+    rcall('PUBLISH', P .. 'ev', 'f ' .. table.concat(FINALS, ',', i, j))
     i = j + 1
   end
-  for q in pairs(RELEASED) do redis.call('PUBLISH', P .. 'ev', 'i ' .. q) end
+  for q in pairs(RELEASED) do rcall('PUBLISH', P .. 'ev', 'i ' .. q) end
   RELEASED = {}
 end
 

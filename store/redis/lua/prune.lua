@@ -8,7 +8,7 @@ for i = 1, tonumber(ARGV[6]) do
   local s = ARGV[6 + i]
   if FINAL[s] and not seen[s] then
     seen[s] = true
-    local r = redis.call('ZRANGE', P .. 'fin:' .. s, '-inf', '(' .. before, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+    local r = rcall('ZRANGE', P .. 'fin:' .. s, '-inf', '(' .. before, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
     for j = 1, #r, 2 do cands[#cands + 1] = {id = r[j], at = tonumber(r[j + 1])} end
   end
 end
@@ -28,14 +28,14 @@ end
 for q in pairs(queues) do
   local any = false
   for _, s in ipairs(STATES) do
-    if redis.call('ZCARD', P .. 'sq:' .. s .. ':' .. q) > 0 then
+    if rcall('ZCARD', P .. 'sq:' .. s .. ':' .. q) > 0 then
       any = true
       break
     end
   end
   -- The queue's kinds go with it: an insert adds a queue to the set only when its kind is new
   -- to the queue (insertrun.lua).
-  if not any then redis.call('SREM', P .. 'queues', q); redis.call('DEL', P .. 'kq:' .. q) end
+  if not any then rcall('SREM', P .. 'queues', q); rcall('DEL', P .. 'kq:' .. q) end
 end
 finish()
 return n

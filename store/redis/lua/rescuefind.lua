@@ -3,8 +3,8 @@
 -- lease_until), oldest lease first: id, fence, attempt, max attempts, cancel requested, owner.
 checkMeta()
 local out = {}
-for _, id in ipairs(redis.call('ZRANGE', P .. 'run', '-inf', '(' .. NOWS, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[4]))) do
-  local v = redis.call('HMGET', jkey(id), 'f', 'a', 'm', 'cr', 'o', 's')
+for _, id in ipairs(rcall('ZRANGE', P .. 'run', '-inf', '(' .. NOWS, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[4]))) do
+  local v = rcall('HMGET', jkey(id), 'f', 'a', 'm', 'cr', 'o', 's')
   if v[6] == 'running' then out[#out + 1] = {id, v[1], v[2], v[3], v[4] or '', v[5] or ''} end
 end
 return out

@@ -8,12 +8,12 @@
 -- order.
 checkMeta()
 local wk = P .. 'wf:' .. ARGV[4]
-local steps = redis.call('ZRANGE', wk, 0, -1)
+local steps = rcall('ZRANGE', wk, 0, -1)
 if #steps == 0 then return 'NOTFOUND' end
 -- state holds the states of the steps and of the jobs the failed ones name (false: gone).
 local again, failed, hs, state = {}, {}, {}, {}
 for _, id in ipairs(steps) do
-  local s = redis.call('HGET', jkey(id), 's')
+  local s = rcall('HGET', jkey(id), 's')
   state[id] = s or false
   if s == 'discarded' or s == 'cancelled' or s == 'expired' then
     again[id] = true
@@ -28,7 +28,7 @@ for _, id in ipairs(failed) do
     if not seen[d] then
       seen[d] = true
       list[#list + 1] = d
-      if state[d] == nil then state[d] = redis.call('HGET', jkey(d), 's') or false end
+      if state[d] == nil then state[d] = rcall('HGET', jkey(d), 's') or false end
     end
   end
   deps[id] = list

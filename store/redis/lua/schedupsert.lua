@@ -4,7 +4,7 @@ checkMeta()
 local name = ARGV[4]
 local key = P .. 'sch:' .. name
 local old = {}
-local flat = redis.call('HGETALL', key)
+local flat = rcall('HGETALL', key)
 for i = 1, #flat, 2 do old[flat[i]] = flat[i + 1] end
 local f = {n = name, e = ARGV[5], zn = ARGV[6], k = ARGV[7], q = ARGV[8], A = ARGV[9], p = ARGV[10],
   m = ARGV[11], T = ARGV[12], mi = ARGV[13], u = NOWS}
@@ -16,8 +16,8 @@ if old.n then
   end
 else
   f.pa, f.lp, f.c = ARGV[14], '', NOWS
-  redis.call('ZADD', P .. 'schs', 0, name)
+  rcall('ZADD', P .. 'schs', 0, name)
 end
 hsetAll(key, f)
 finish()
-return redis.call('HGETALL', key)
+return rcall('HGETALL', key)

@@ -3,10 +3,10 @@
 -- stay parked.
 checkMeta()
 local key = P .. 'settling'
-local got = redis.call('HRANDFIELD', key, tonumber(ARGV[4]), 'WITHVALUES')
+local got = rcall('HRANDFIELD', key, tonumber(ARGV[4]), 'WITHVALUES')
 for i = 1, #got, 2 do
-  redis.call('HDEL', key, got[i])
+  rcall('HDEL', key, got[i])
   DEPQ[#DEPQ + 1] = {i = got[i], s = got[i + 1] ~= '' and got[i + 1]}
 end
 finish()
-return redis.call('HLEN', key)
+return rcall('HLEN', key)

@@ -9,13 +9,13 @@ checkMeta()
 -- (kq:<q>, see addReadyList), not the jobs.
 local function oldest(q)
   local best
-  for _, k in ipairs(redis.call('SMEMBERS', P .. 'kq:' .. q)) do
+  for _, k in ipairs(rcall('SMEMBERS', P .. 'kq:' .. q)) do
     local key = rkey(q, k)
-    local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local h = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
     while #h > 0 do
       local r = string.sub(h[1], 1, 16)
       if not best or r < best then best = r end
-      h = redis.call('ZRANGE', key, '(' .. h[2], '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+      h = rcall('ZRANGE', key, '(' .. h[2], '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
     end
   end
   if not best then return '' end
@@ -23,9 +23,9 @@ local function oldest(q)
 end
 
 local out = {}
-for _, q in ipairs(redis.call('SUNION', P .. 'queues', P .. 'paused')) do
-  local r = {q, redis.call('SISMEMBER', P .. 'paused', q)}
-  for _, s in ipairs(STATES) do r[#r + 1] = redis.call('ZCARD', P .. 'sq:' .. s .. ':' .. q) end
+for _, q in ipairs(rcall('SUNION', P .. 'queues', P .. 'paused')) do
+  local r = {q, rcall('SISMEMBER', P .. 'paused', q)}
+  for _, s in ipairs(STATES) do r[#r + 1] = rcall('ZCARD', P .. 'sq:' .. s .. ':' .. q) end
   -- STATES[1] is available.
   if r[3] > 0 then r[#r + 1] = oldest(q) else r[#r + 1] = '' end
   out[#out + 1] = r

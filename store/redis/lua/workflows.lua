@@ -7,17 +7,17 @@ checkMeta()
 local ids
 if ARGV[4] ~= '' then
   ids = {}
-  if redis.call('ZSCORE', P .. 'wfs', ARGV[4]) then ids[1] = ARGV[4] end
+  if rcall('ZSCORE', P .. 'wfs', ARGV[4]) then ids[1] = ARGV[4] end
 else
   local from = '+'
   if ARGV[5] ~= '' then from = '(' .. ARGV[5] end
-  ids = redis.call('ZRANGE', P .. 'wfs', from, '-', 'BYLEX', 'REV', 'LIMIT', 0, tonumber(ARGV[6]))
+  ids = rcall('ZRANGE', P .. 'wfs', from, '-', 'BYLEX', 'REV', 'LIMIT', 0, tonumber(ARGV[6]))
 end
 local out = {}
 for _, w in ipairs(ids) do
-  local first = redis.call('ZRANGE', P .. 'wf:' .. w, 0, 0)[1]
+  local first = rcall('ZRANGE', P .. 'wf:' .. w, 0, 0)[1]
   local created = ''
-  if first then created = redis.call('HGET', jkey(first), 'c') or '' end
-  out[#out + 1] = {w, created, redis.call('HGETALL', P .. 'wfc:' .. w)}
+  if first then created = rcall('HGET', jkey(first), 'c') or '' end
+  out[#out + 1] = {w, created, rcall('HGETALL', P .. 'wfc:' .. w)}
 end
 return out
