@@ -22,6 +22,18 @@ local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, IXPEND, IXLAST, WFD, WFDROP, RELQ, E
 local COUNTED, COUNTORDER = {}, {}
 local RKQP, RKQN, RKQMAX = false, 0, 1000
 local function fmt(n) return string.format('%d', n) end
+-- num is the text of a count (a non-negative integer) as a command's argument. Redis turns a Lua
+-- number into an argument with snprintf's %.17g, ~3 times what fmt costs; the texts of counts up
+-- to NUMMAX are kept once made, for every call and namespace.
+local NUMTEXT, NUMMAX = {}, 100000
+local function num(n)
+  local t = NUMTEXT[n]
+  if not t then
+    t = fmt(n)
+    if n <= NUMMAX then NUMTEXT[n] = t end
+  end
+  return t
+end
 -- USECPAD pads TIME's microseconds (0-999999) to six digits.
 local USECPAD = {'00000', '0000', '000', '00', '0', ''}
 -- begin starts each call with the call's state tables empty. A table costs Redis ~1.5 µs to
@@ -92,7 +104,7 @@ local function idKey() return P .. 'id:' .. ARGV[3] end
 -- where they were, and the nodes' identity check notices the loss.)
 local function newIds(n)
   local k = idKey()
-  local last = rcall('INCRBY', k, n)
+  local last = rcall('INCRBY', k, num(n))
   if last == n and rcall('HGET', KEYS[1], 'version') ~= ARGV[3] then
     rcall('DEL', k)
     checkMeta()
@@ -354,7 +366,7 @@ end
 local function flushWorkflows()
   for w, d in pairs(WFD) do
     for s, n in pairs(d) do
-      if n ~= 0 then rcall('HINCRBY', P .. 'wfc:' .. w, s, n) end
+      if n ~= 0 then rcall('HINCRBY', P .. 'wfc:' .. w, s, fmt(n)) end
     end
   end
   for w in pairs(WFDROP) do
@@ -686,7 +698,7 @@ local function takeEdges(e, budget)
     return {}
   end
   local key = P .. 'dep:' .. e.i
-  local ids = rcall('SPOP', key, budget)
+  local ids = rcall('SPOP', key, num(budget))
   if #ids == 0 then return ids end
   local rk, rels, found = relKey(e.i), {}, false
   local left = #ids == budget and rcall('EXISTS', key) == 1
