@@ -69,6 +69,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		r.State, r.Owner, r.AttemptedBy = store.StateRunning, p.Owner, p.Owner
 		r.AttemptedAt, r.LeaseUntil = started, until
 	}
+	s.hints.add(rows, p.Owner)
 	claimorder.Sort(rows)
 	return rows, nil
 }

@@ -23,7 +23,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	}
 	var replies []any
 	if len(outcomes) <= completeChunk {
-		v, err := s.run(ctx, scriptComplete, completeArgs(outcomes)...)
+		v, err := s.run(ctx, scriptComplete, s.completeArgs(outcomes)...)
 		if err != nil {
 			return nil, err
 		}
@@ -53,21 +53,26 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 func (s *Store) completeMulti(ctx context.Context, outcomes []store.Outcome) ([]any, bool, error) {
 	var calls [][]any
 	for i := 0; i < len(outcomes); i += completeChunk {
-		calls = append(calls, completeArgs(outcomes[i:min(i+completeChunk, len(outcomes))]))
+		calls = append(calls, s.completeArgs(outcomes[i:min(i+completeChunk, len(outcomes))]))
 	}
 	return s.multi(ctx, scriptComplete, "complete", calls)
 }
 
 // completeArgs is the complete script's ARGV: the count, the state of a bare completion and
 // what a cancel request makes of it, then the outcomes. A bare completion (completed, with no
-// error, result, refund or run-at) is "c", id, fence; any other outcome is "o" and 11 fields.
-// Nearly every outcome of a busy node is bare, and each argument costs Redis a string in Lua.
-// The store package decides what a cancel request makes of the outcome (CancelRequestedState)
-// and what a zero RunAt means (outcome.RunAt); the script only picks.
-func completeArgs(outcomes []store.Outcome) []any {
+// error, result, refund or run-at) is "c", id, fence, or, for a run of them whose claims left
+// hints alike (hints.go), "g", their number, the hint's queue, kind, workflow and owner, then
+// each one's id and fence; any other outcome is "o" and 11 fields. Nearly every outcome of a
+// busy node is bare, and each argument costs Redis a string in Lua. The store package decides
+// what a cancel request makes of the outcome (CancelRequestedState) and what a zero RunAt means
+// (outcome.RunAt); the script only picks.
+func (s *Store) completeArgs(outcomes []store.Outcome) []any {
 	args := make([]any, 0, 3+3*len(outcomes))
 	args = append(args, len(outcomes), string(store.StateCompleted), string(store.CancelRequestedState(store.StateCompleted)))
+	var last claimHint
+	count := -1 // where the open run's count is in args; -1 when none is open
 	for _, o := range outcomes {
+		hint, hinted := s.hints.take(o.ID, o.Fence)
 		runAt := ""
 		if at, now := outcome.RunAt(o); now {
 			runAt = "now"
@@ -75,9 +80,21 @@ func completeArgs(outcomes []store.Outcome) []any {
 			runAt = micros(at)
 		}
 		if o.State == store.StateCompleted && runAt == "" && !o.RefundAttempt && o.Error == nil && len(o.Result) == 0 {
-			args = append(args, "c", o.ID, o.Fence)
+			if !hinted {
+				count = -1
+				args = append(args, "c", o.ID, o.Fence)
+				continue
+			}
+			hint.fence = 0 // runs are of hints alike but for the fence
+			if count < 0 || hint != last {
+				last, count = hint, len(args)+1
+				args = append(args, "g", 0, hint.queue, hint.kind, hint.workflow, hint.owner)
+			}
+			args[count] = args[count].(int) + 1
+			args = append(args, o.ID, o.Fence)
 			continue
 		}
+		count = -1
 		refund := ""
 		if o.RefundAttempt {
 			refund = "1"

@@ -62,7 +62,7 @@ func completeAB(t *testing.T, s *Store) (parked bool) {
 		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
 		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
 	}
-	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
+	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, s.completeArgs(out)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,7 @@ type Store struct {
 
 	listener  *listener
 	inserts   coalescer
+	hints     claimHints // what completions of the jobs this Store claimed need (hints.go)
 	closeOnce sync.Once
 }
 

@@ -15,7 +15,7 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []*store.JobRow) {
 	s := open(t, WithSettleBatch(2))
 	root, dependents := claimedRoot(t, s, 5)
 	out := []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}
-	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, completeArgs(out)))
+	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, s.completeArgs(out)))
 	if err != nil {
 		t.Fatal(err)
 	}

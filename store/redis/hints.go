@@ -1,0 +1,57 @@
+package redis
+
+import (
+	"sync"
+
+	"github.com/rotahq/rota/store"
+)
+
+// A completion reads, besides the job's state, fence, cancel request and dependents, its queue,
+// kind, owner, workflow and whether it has a unique key or a schedule: what the indexes it
+// leaves and the workflow counts it moves are keyed by. Those do not change while a claim
+// stands, and the Store that claimed a job nearly always completes it, so Claim keeps them per
+// job (claimHints) and Complete sends them with the outcomes of the jobs it finds there, under
+// the claim's fence: the script then reads four of the hash's fields rather than eleven, each a
+// walk of the hash's entries (~1.5 µs of Redis per completed job in all). An outcome without a
+// hint, or with another fence, is read whole as before: the hints are only ever a shortcut.
+
+// claimHint is what a completion of a plain job (no unique key, no schedule) under the claim
+// with fence takes from the claim instead of the job's hash.
+type claimHint struct {
+	fence                        int64
+	queue, kind, workflow, owner string
+}
+
+// hintsMax bounds the hints kept: those of jobs this Store claimed and never completed (a lease
+// lost, a node stopped mid-run) would otherwise pile up. Reaching it forgets them all.
+const hintsMax = 1 << 16
+
+type claimHints struct {
+	mu sync.Mutex
+	m  map[int64]claimHint
+}
+
+// add keeps the hints of the plain jobs among rows, claimed for owner.
+func (h *claimHints) add(rows []*store.JobRow, owner string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m)+len(rows) > hintsMax {
+		h.m = make(map[int64]claimHint, len(rows))
+	}
+	for _, r := range rows {
+		if r.UniqueKey == "" && r.Schedule == "" {
+			h.m[r.ID] = claimHint{fence: r.Fence, queue: r.Queue, kind: r.Kind, workflow: r.Workflow, owner: owner}
+		}
+	}
+}
+
+// take removes job id's hint and returns it when it is of the claim with fence.
+func (h *claimHints) take(id, fence int64) (claimHint, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.m[id]
+	if ok {
+		delete(h.m, id)
+	}
+	return c, ok && c.fence == fence
+}
