@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/rotahq/rota/store"
@@ -29,6 +30,10 @@ const hintsMax = 1 << 16
 type claimHints struct {
 	mu sync.Mutex
 	m  map[int64]claimHint
+	// names holds one copy of each queue, kind and workflow name the hints hold: a claimed row's
+	// fields are cut out of its reply without a copy (claimrow.go), and a hint holding one would
+	// keep the whole row, args and errors included, for as long as the job runs.
+	names map[string]string
 }
 
 // add keeps the hints of the plain jobs among rows, claimed for owner.
@@ -36,14 +41,31 @@ func (h *claimHints) add(rows []*store.JobRow, owner string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil || len(h.m)+len(rows) > hintsMax {
-		h.m = make(map[int64]claimHint, len(rows))
+		h.m, h.names = make(map[int64]claimHint, len(rows)), make(map[string]string)
 	}
 	for _, r := range rows {
 		if r.UniqueKey == "" && r.Schedule == "" {
-			h.m[r.ID] = claimHint{fence: r.Fence, queue: r.Queue, kind: r.Kind, workflow: r.Workflow, owner: owner}
+			h.m[r.ID] = claimHint{fence: r.Fence, queue: h.name(r.Queue), kind: h.name(r.Kind),
+				workflow: h.name(r.Workflow), owner: h.name(owner)}
 		}
 	}
 }
+
+// name is the kept copy of s. h.mu is held. Workflow names are as many as workflows: past
+// namesMax the copies start afresh (the hints keep theirs).
+func (h *claimHints) name(s string) string {
+	if c, ok := h.names[s]; ok {
+		return c
+	}
+	if len(h.names) >= namesMax {
+		h.names = make(map[string]string)
+	}
+	c := strings.Clone(s)
+	h.names[c] = c
+	return c
+}
+
+const namesMax = 4096
 
 // take removes job id's hint and returns it when it is of the claim with fence.
 func (h *claimHints) take(id, fence int64) (claimHint, bool) {

@@ -3,6 +3,7 @@ package redis
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store"
@@ -76,5 +77,26 @@ func TestCompletionHints(t *testing.T) {
 	counts, err := a.rdb.HGetAll(ctx, a.prefix+"wfc:wf").Result()
 	if err != nil || counts["completed"] != "2" || (counts["running"] != "" && counts["running"] != "0") {
 		t.Fatalf("workflow counts %v (%v), want 2 completed and none running", counts, err)
+	}
+}
+
+// A hint holds copies of the names it keeps, not the claimed row's text they were cut from,
+// which would keep the row (its args and errors) alive while the job runs.
+func TestHintsHoldCopies(t *testing.T) {
+	s := open(t)
+	insertAll(t, s, job("k"))
+	rows, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim: %v, %v", rows, err)
+	}
+	h, ok := s.hints.m[rows[0].ID]
+	if !ok {
+		t.Fatal("no hint for the claimed job")
+	}
+	if h.queue != rows[0].Queue || h.kind != rows[0].Kind {
+		t.Fatalf("hint %+v for row queue %q kind %q", h, rows[0].Queue, rows[0].Kind)
+	}
+	if unsafe.StringData(h.queue) == unsafe.StringData(rows[0].Queue) || unsafe.StringData(h.kind) == unsafe.StringData(rows[0].Kind) {
+		t.Fatal("the hint shares the claimed row's text")
 	}
 }
