@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -85,5 +87,28 @@ func TestReadClaimRow(t *testing.T) {
 		if err := readClaimRow(bad, &jobFields{}); !errors.Is(err, errClaimRow) {
 			t.Errorf("%s: %v, want errClaimRow", name, err)
 		}
+	}
+}
+
+// A claim steps over expired jobs past the thousand its first step ends, at the head of the
+// ready set, ends them expired, and takes the job behind them.
+func TestClaimStepsOverManyExpired(t *testing.T) {
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
+	s := open(t, WithClock(clk))
+	expiring := make([]store.InsertParams, 1005)
+	for i := range expiring {
+		expiring[i] = job("k")
+		expiring[i].ExpiresAt = clk.Now().Add(time.Second)
+	}
+	insertAll(t, s, expiring...)
+	last := insertAll(t, s, job("k"))[0]
+	clk.Advance(time.Minute)
+	rows, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(rows) != 1 || rows[0].ID != last.ID {
+		t.Fatalf("claim: %v, %v; want job %d", rows, err, last.ID)
+	}
+	stats, err := s.QueueStats(t.Context())
+	if err != nil || len(stats) != 1 || stats[0].Counts[store.StateExpired] != 1005 || stats[0].Counts[store.StateAvailable] != 0 {
+		t.Fatalf("queue stats %v, %v; want 1005 expired and none available", stats, err)
 	}
 }
