@@ -35,13 +35,30 @@ const scriptCPUJobs = 20_000
 // instructions it executed per job (Kinstr/…), which repeat within a few percent:
 //
 //	go test ./store/redis -run '^$' -bench ScriptCPU -benchtime 1x -callgrind
+//
+// With -callgrind-out DIR as well, each phase's dump is kept as DIR/<phase>.callgrind, for
+// callgrind_annotate --inclusive=yes; a redis-server built with symbols (Debian's has none) first
+// in PATH names the Lua interpreter's functions too.
 func BenchmarkScriptCPU(b *testing.B) {
 	jobs, unit := scriptCPUJobs, "µs-cpu"
 	var url string
 	var cpu func() time.Duration // CPU time, or instructions as nanoseconds under callgrind
+	keep := func(string) {}      // keeps the dump of the phase just measured (-callgrind-out)
 	if *flagCallgrind {
 		jobs, unit = scriptCPUJobs/4, "Kinstr"
-		url, cpu = callgrindServer(b)
+		var last func() string
+		url, cpu, last = callgrindServer(b)
+		if dir := *flagCallgrindOut; dir != "" {
+			keep = func(phase string) {
+				data, err := os.ReadFile(last())
+				if err == nil {
+					err = os.WriteFile(filepath.Join(dir, phase+".callgrind"), data, 0o644)
+				}
+				if err != nil {
+					b.Fatalf("-callgrind-out: %v", err)
+				}
+			}
+		}
 	} else {
 		url, _ = redistest.Server(b)
 		cpu = mainThreadCPU(b, url)
@@ -56,6 +73,7 @@ func BenchmarkScriptCPU(b *testing.B) {
 			before := cpu()
 			f()
 			spent[phase] += (cpu() - before) / time.Duration(n)
+			keep(phase)
 		}
 		batch := make([]store.InsertParams, 100)
 		measure("insert100", jobs, func() {
@@ -181,7 +199,10 @@ func BenchmarkScriptCPU(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // one op is the whole measurement; its time says nothing
 }
 
-var flagCallgrind = flag.Bool("callgrind", false, "BenchmarkScriptCPU: count Redis' instructions under valgrind's callgrind instead of its CPU time")
+var (
+	flagCallgrind    = flag.Bool("callgrind", false, "BenchmarkScriptCPU: count Redis' instructions under valgrind's callgrind instead of its CPU time")
+	flagCallgrindOut = flag.String("callgrind-out", "", "BenchmarkScriptCPU with -callgrind: keep each phase's callgrind dump in this directory as <phase>.callgrind")
+)
 
 // mainThreadCPU returns the CPU time the main thread of the Redis at url has spent, as INFO
 // cpu reports it.
@@ -209,9 +230,10 @@ func mainThreadCPU(b *testing.B, url string) func() time.Duration {
 }
 
 // callgrindServer starts a private redis-server under callgrind and returns its URL (with
-// timeouts for a server some fifty times slower) and the instructions it has executed so far:
-// each reading asks callgrind for a dump of what it counted since the last one.
-func callgrindServer(b *testing.B) (string, func() time.Duration) {
+// timeouts for a server some fifty times slower), the instructions it has executed so far (each
+// reading asks callgrind for a dump of what it counted since the last one) and the path of the
+// last reading's dump.
+func callgrindServer(b *testing.B) (string, func() time.Duration, func() string) {
 	for _, tool := range []string{"valgrind", "callgrind_control"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			b.Fatalf("-callgrind needs %s: %v", tool, err)
@@ -245,5 +267,5 @@ func callgrindServer(b *testing.B) (string, func() time.Duration) {
 				b.Fatalf("callgrind wrote no dump %s: %v", name, err)
 			}
 		}
-	}
+	}, func() string { return filepath.Join(dir, fmt.Sprintf("out.%d", dumps)) }
 }
