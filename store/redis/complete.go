@@ -69,10 +69,10 @@ func (s *Store) completeMulti(ctx context.Context, outcomes []store.Outcome) ([]
 func (s *Store) completeArgs(outcomes []store.Outcome) []any {
 	args := make([]any, 0, 3+3*len(outcomes))
 	args = append(args, len(outcomes), string(store.StateCompleted), string(store.CancelRequestedState(store.StateCompleted)))
-	var last claimHint
+	hints := s.hints.take(outcomes)
+	var last hintFields
 	count := -1 // where the open run's count is in args; -1 when none is open
-	for _, o := range outcomes {
-		hint, hinted := s.hints.take(o.ID, o.Fence)
+	for i, o := range outcomes {
 		runAt := ""
 		if at, now := outcome.RunAt(o); now {
 			runAt = "now"
@@ -80,14 +80,14 @@ func (s *Store) completeArgs(outcomes []store.Outcome) []any {
 			runAt = micros(at)
 		}
 		if o.State == store.StateCompleted && runAt == "" && !o.RefundAttempt && o.Error == nil && len(o.Result) == 0 {
-			if !hinted {
+			hint := hints[i]
+			if !hint.ok {
 				count = -1
 				args = append(args, "c", o.ID, o.Fence)
 				continue
 			}
-			hint.fence = 0 // runs are of hints alike but for the fence
-			if count < 0 || hint != last {
-				last, count = hint, len(args)+1
+			if count < 0 || hint.hintFields != last {
+				last, count = hint.hintFields, len(args)+1
 				args = append(args, "g", 0, hint.queue, hint.kind, hint.workflow, hint.owner)
 			}
 			args[count] = args[count].(int) + 1

@@ -18,17 +18,12 @@ import (
 // than a script settles leaves the rest to the settle script (settle.go). A job with no
 // dependency fields never takes these paths.
 
-// depTexts are store.DependencyError and DependencyDeletedError as JSON strings, with \u0001
-// in place of the dependency's id and \u0002 of its state, for the scripts to fill in: the words
-// are package store's, and the scripts only paste. They are constants of the library's source
-// (depTextsLua), not arguments of every call that may settle.
-var depTexts = []string{
-	depText(store.DependencyError(depTextID, depTextState)),
-	depText(store.DependencyDeletedError(depTextID)),
-}
-
-// depTextsLua declares depTexts as the Lua locals DEPTEXT and DEPDELTEXT, each byte escaped.
-func depTextsLua() string {
+// depTextsLua declares store.DependencyError and DependencyDeletedError as the Lua locals DEPTEXT
+// and DEPDELTEXT, JSON strings with \u0001 in place of the dependency's id and \u0002 of its
+// state, for the scripts to fill in: the words are package store's, and the scripts only paste.
+// They are constants of the library's source, not arguments of every call that may settle; each
+// byte is escaped.
+var depTextsLua = func() string {
 	quote := func(s string) string {
 		var b strings.Builder
 		b.WriteByte('\'')
@@ -38,8 +33,9 @@ func depTextsLua() string {
 		b.WriteByte('\'')
 		return b.String()
 	}
-	return "local DEPTEXT, DEPDELTEXT = " + quote(depTexts[0]) + ", " + quote(depTexts[1]) + "\n"
-}
+	return "local DEPTEXT, DEPDELTEXT = " + quote(depText(store.DependencyError(depTextID, depTextState))) +
+		", " + quote(depText(store.DependencyDeletedError(depTextID))) + "\n"
+}()
 
 // depTextID and depTextState stand for the id and the state in the texts depText marks.
 const (

@@ -19,8 +19,18 @@ import (
 // claimHint is what a completion of a plain job (no unique key, no schedule) under the claim
 // with fence takes from the claim instead of the job's hash.
 type claimHint struct {
-	fence                        int64
-	queue, kind, workflow, owner string
+	fence int64
+	hintFields
+}
+
+// hintFields are a hint's fields: the complete script takes a run of completions with the same
+// ones in one record.
+type hintFields struct{ queue, kind, workflow, owner string }
+
+// takenHint is what take found for an outcome.
+type takenHint struct {
+	hintFields
+	ok bool
 }
 
 // hintsMax bounds the hints kept: those of jobs this Store claimed and never completed (a lease
@@ -45,8 +55,7 @@ func (h *claimHints) add(rows []*store.JobRow, owner string) {
 	}
 	for _, r := range rows {
 		if r.UniqueKey == "" && r.Schedule == "" {
-			h.m[r.ID] = claimHint{fence: r.Fence, queue: h.name(r.Queue), kind: h.name(r.Kind),
-				workflow: h.name(r.Workflow), owner: h.name(owner)}
+			h.m[r.ID] = claimHint{r.Fence, hintFields{h.name(r.Queue), h.name(r.Kind), h.name(r.Workflow), h.name(owner)}}
 		}
 	}
 }
@@ -67,13 +76,19 @@ func (h *claimHints) name(s string) string {
 
 const namesMax = 4096
 
-// take removes job id's hint and returns it when it is of the claim with fence.
-func (h *claimHints) take(id, fence int64) (claimHint, bool) {
+// take removes the hints of the outcomes' jobs and returns, per outcome, the fields of its hint
+// when that is of the claim with the outcome's fence (ok false when not).
+func (h *claimHints) take(outcomes []store.Outcome) []takenHint {
+	out := make([]takenHint, len(outcomes))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c, ok := h.m[id]
-	if ok {
-		delete(h.m, id)
+	for i, o := range outcomes {
+		c, ok := h.m[o.ID]
+		if !ok {
+			continue
+		}
+		delete(h.m, o.ID)
+		out[i] = takenHint{c.hintFields, c.fence == o.Fence}
 	}
-	return c, ok && c.fence == fence
+	return out
 }

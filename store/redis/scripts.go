@@ -47,7 +47,7 @@ var libName = func() string {
 		h.Write([]byte(f))
 		h.Write(b)
 	}
-	h.Write([]byte(depTextsLua()))
+	h.Write([]byte(depTextsLua))
 	return "rota_" + hex.EncodeToString(h.Sum(nil))[:16]
 }()
 
@@ -60,7 +60,7 @@ type script struct {
 	readOnly bool
 	// settles is set for a script that calls finish(): it may settle dependents, as many as
 	// the Store's settle batch, appended to its ARGV, and cancel them with texts from Go
-	// (depTexts, constants of the library's source).
+	// (depTextsLua, constants of the library's source).
 	settles bool
 	// waitIf, when set, decides from a call's reply (its parked mark taken off) whether the
 	// call waits for replicas (WithWaitReplicas); unset, every call of a script that writes does.
@@ -126,7 +126,7 @@ func callsFinish(body string) bool {
 func (sc *script) evalSource() string {
 	var src strings.Builder
 	src.WriteString("#!lua\nlocal keys0, argv0 = KEYS, ARGV\n")
-	src.WriteString(depTextsLua())
+	src.WriteString(depTextsLua)
 	src.WriteString(lua("prelude"))
 	for _, l := range sc.libs {
 		src.WriteString(lua(l))
@@ -141,7 +141,7 @@ func (sc *script) evalSource() string {
 func library(scripts []*script) string {
 	var src strings.Builder
 	src.WriteString("#!lua name=" + libName + "\n")
-	src.WriteString(depTextsLua())
+	src.WriteString(depTextsLua)
 	src.WriteString(lua("prelude"))
 	for _, l := range libraries {
 		src.WriteString(lua(l))

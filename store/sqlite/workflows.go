@@ -143,7 +143,7 @@ func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 		}
 		// A count only for more than one (see waitsSQL); a cancelled step may have kept its own.
 		if len(waits) == 1 {
-			if _, err := t.exec(`DELETE FROM job_waits WHERE job_id = ?`, j.ID); err != nil {
+			if _, err := t.exec(forgetWaitsSQL, jsonText([]int64{j.ID})); err != nil {
 				return nil, err
 			}
 		} else if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,

@@ -68,100 +68,107 @@ local function endPlain(id, jk, set, q, k, o, w, dp)
   FINALS[#FINALS + 1] = id
   if w then wfRunAdd(wr, w, to) end
 end
+-- endHinted ends job id of a 'g' record, claimed under fence, with the record's queue q, kind k,
+-- owner o and workflow w: the hash is read for what may have changed since the claim. It
+-- returns 1 when the outcome applied, else 0.
+local function endHinted(id, fence, q, k, o, w)
+  local jk = jkey(id)
+  local v = rcall('HMGET', jk, 's', 'f', 'cr', 'dp')
+  if v[1] ~= 'running' or v[2] ~= fence then return 0 end
+  local to = bareState
+  if v[3] then to = bareCancel end
+  endPlain(id, jk, {'s', to, 'z', NOWS}, q, k, o, w, v[4])
+  return 1
+end
+-- applyRecord applies the 'c' or 'o' record at pos. It returns where the next record starts, and
+-- 1 when the outcome applied, else 0.
+local function applyRecord(pos)
+  local id, fence, state, cancelState, runAt, refund, errText, trace, errAt, hasResult, result
+  if ARGV[pos] == 'c' then
+    id, fence, state, cancelState = ARGV[pos + 1], ARGV[pos + 2], bareState, bareCancel
+    runAt, refund, errText, trace, errAt, hasResult, result = '', '', '', '', '', '', ''
+    pos = pos + 3
+  else
+    id, fence, state, cancelState = ARGV[pos + 1], ARGV[pos + 2], ARGV[pos + 3], ARGV[pos + 4]
+    runAt, refund, errText, trace = ARGV[pos + 5], ARGV[pos + 6], ARGV[pos + 7], ARGV[pos + 8]
+    errAt, hasResult, result = ARGV[pos + 9], ARGV[pos + 10], ARGV[pos + 11]
+    pos = pos + 12
+  end
+  local jk = jkey(id)
+  local v = rcall('HMGET', jk, 's', 'f', 'cr', 'q', 'k', 'o', 'u', 'sc', 'a', 'dp', 'W')
+  if v[1] == 'running' and v[2] == fence then
+    local to = state
+    if v[3] then to = cancelState end
+    local a = v[9]
+    local errors
+    if errText ~= '' then
+      local at = errAt
+      if at == '' then at = NOWS end
+      local w = rcall('HMGET', jk, 'E', 't')
+      errors = (w[1] or '') .. errLine(a, at, errText, trace, v[6] or nil, w[2] or nil)
+    end
+    if FINAL[to] and not v[7] and not v[8] then
+      local set = {'s', to, 'z', NOWS}
+      if refund == '1' then set[5], set[6] = 'a', fmt(math.max(tonumber(a) - 1, 0)) end
+      if errors then
+        set[#set + 1] = 'E'
+        set[#set + 1] = errors
+      end
+      if hasResult == '1' then
+        set[#set + 1] = 'R'
+        set[#set + 1] = result
+      end
+      endPlain(id, jk, set, v[4], v[5], v[6], v[11], v[10])
+    else
+      local h = {i = id, s = v[1], f = v[2], q = v[4], k = v[5], a = a}
+      if v[3] then h.cr = v[3] end
+      if v[6] then h.o = v[6] end
+      if v[7] then
+        h.u = v[7]
+        h.us = rcall('HGET', jk, 'us') or nil
+      end
+      if v[8] then h.sc = v[8] end
+      if v[10] then h.dp = v[10] end
+      if v[11] then h.W = v[11] end
+      if not FINAL[to] then
+        local w = rcall('HMGET', jk, 'p', 'r', 'x', 't')
+        h.p, h.r, h.x, h.t = w[1], w[2], w[3] or nil, w[4] or nil
+      end
+      local f = {o = false, l = false}
+      if FINAL[to] then
+        f.z = NOWS
+      elseif runAt == 'now' then
+        f.r = NOWS
+      elseif runAt ~= '' then
+        f.r = runAt
+      end
+      if refund == '1' then f.a = fmt(math.max(tonumber(a) - 1, 0)) end
+      if errors then f.E = errors end
+      if hasResult == '1' then f.R = result end
+      move(h, to, f)
+    end
+    return pos, 1
+  end
+  return pos, 0
+end
 -- Outcomes read only job hashes and uq, never an index, so the index writes go out together.
 deferIndex()
 local pos, j = 7, 0
 while j < n do
   if ARGV[pos] == 'g' then
-    -- Bare completions of plain jobs whose fields the claim left (see the header): the hash is
-    -- read for what may have changed since.
+    -- Bare completions of plain jobs whose fields the claim left (see the header).
     local m, q, k, w, o = tonumber(ARGV[pos + 1]), ARGV[pos + 2], ARGV[pos + 3], ARGV[pos + 4], ARGV[pos + 5]
     if w == '' then w = false end
     pos = pos + 6
     for _ = 1, m do
-      local id, fence = ARGV[pos], ARGV[pos + 1]
+      applied[#applied + 1] = endHinted(ARGV[pos], ARGV[pos + 1], q, k, o, w)
       pos = pos + 2
-      local jk = jkey(id)
-      local v = rcall('HMGET', jk, 's', 'f', 'cr', 'dp')
-      if v[1] == 'running' and v[2] == fence then
-        local to = bareState
-        if v[3] then to = bareCancel end
-        endPlain(id, jk, {'s', to, 'z', NOWS}, q, k, o, w, v[4])
-        applied[#applied + 1] = 1
-      else
-        applied[#applied + 1] = 0
-      end
     end
     j = j + m
   else
-    local id, fence, state, cancelState, runAt, refund, errText, trace, errAt, hasResult, result
-    if ARGV[pos] == 'c' then
-      id, fence, state, cancelState = ARGV[pos + 1], ARGV[pos + 2], bareState, bareCancel
-      runAt, refund, errText, trace, errAt, hasResult, result = '', '', '', '', '', '', ''
-      pos = pos + 3
-    else
-      id, fence, state, cancelState = ARGV[pos + 1], ARGV[pos + 2], ARGV[pos + 3], ARGV[pos + 4]
-      runAt, refund, errText, trace = ARGV[pos + 5], ARGV[pos + 6], ARGV[pos + 7], ARGV[pos + 8]
-      errAt, hasResult, result = ARGV[pos + 9], ARGV[pos + 10], ARGV[pos + 11]
-      pos = pos + 12
-    end
-    local jk = jkey(id)
-    local v = rcall('HMGET', jk, 's', 'f', 'cr', 'q', 'k', 'o', 'u', 'sc', 'a', 'dp', 'W')
-    if v[1] == 'running' and v[2] == fence then
-      local to = state
-      if v[3] then to = cancelState end
-      local a = v[9]
-      local errors
-      if errText ~= '' then
-        local at = errAt
-        if at == '' then at = NOWS end
-        local w = rcall('HMGET', jk, 'E', 't')
-        errors = (w[1] or '') .. errLine(a, at, errText, trace, v[6] or nil, w[2] or nil)
-      end
-      if FINAL[to] and not v[7] and not v[8] then
-        local set = {'s', to, 'z', NOWS}
-        if refund == '1' then set[5], set[6] = 'a', fmt(math.max(tonumber(a) - 1, 0)) end
-        if errors then
-          set[#set + 1] = 'E'
-          set[#set + 1] = errors
-        end
-        if hasResult == '1' then
-          set[#set + 1] = 'R'
-          set[#set + 1] = result
-        end
-        endPlain(id, jk, set, v[4], v[5], v[6], v[11], v[10])
-      else
-        local h = {i = id, s = v[1], f = v[2], q = v[4], k = v[5], a = a}
-        if v[3] then h.cr = v[3] end
-        if v[6] then h.o = v[6] end
-        if v[7] then
-          h.u = v[7]
-          h.us = rcall('HGET', jk, 'us') or nil
-        end
-        if v[8] then h.sc = v[8] end
-        if v[10] then h.dp = v[10] end
-        if v[11] then h.W = v[11] end
-        if not FINAL[to] then
-          local w = rcall('HMGET', jk, 'p', 'r', 'x', 't')
-          h.p, h.r, h.x, h.t = w[1], w[2], w[3] or nil, w[4] or nil
-        end
-        local f = {o = false, l = false}
-        if FINAL[to] then
-          f.z = NOWS
-        elseif runAt == 'now' then
-          f.r = NOWS
-        elseif runAt ~= '' then
-          f.r = runAt
-        end
-        if refund == '1' then f.a = fmt(math.max(tonumber(a) - 1, 0)) end
-        if errors then f.E = errors end
-        if hasResult == '1' then f.R = result end
-        move(h, to, f)
-      end
-      applied[#applied + 1] = 1
-    else
-      applied[#applied + 1] = 0
-    end
+    local ok
+    pos, ok = applyRecord(pos)
+    applied[#applied + 1] = ok
     j = j + 1
   end
 end

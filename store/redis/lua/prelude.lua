@@ -24,8 +24,9 @@ local RKQP, RKQN, RKQMAX = false, 0, 1000
 local function fmt(n) return string.format('%d', n) end
 -- num is the text of a count (a non-negative integer) as a command's argument. Redis turns a Lua
 -- number into an argument with snprintf's %.17g, ~3 times what fmt costs; the texts of counts up
--- to NUMMAX are kept once made, for every call and namespace.
-local NUMTEXT, NUMMAX = {}, 100000
+-- to NUMMAX (the batch sizes and offsets a busy namespace repeats) are kept once made, for every
+-- call and namespace: the library's state is marked by every collection of its Lua heap.
+local NUMTEXT, NUMMAX = {}, 1024
 local function num(n)
   local t = NUMTEXT[n]
   if not t then
