@@ -153,8 +153,11 @@ type ConcurrentClaimer interface {
 // Notifier is implemented by stores that can push events to subscribers, so idle nodes wake at
 // once and Wait returns without polling. Stores without it are polled.
 type Notifier interface {
-	// Subscribe delivers notifications until ctx ends. Delivery is best effort: a slow subscriber
-	// may miss notifications, which is why the runtime polls as well.
+	// Subscribe delivers notifications until ctx ends. A slow subscriber is not waited for: in
+	// place of the notifications it had no room for it gets a TopicInsert with no queue and a
+	// TopicChanged, so that it looks again rather than waiting for its next poll. The runtime
+	// polls as well, for what a store cannot see at all (another process's commit that its
+	// watcher has not noticed yet, a connection being re-established).
 	Subscribe(ctx context.Context) (<-chan Notification, error)
 }
 

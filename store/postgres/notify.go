@@ -27,9 +27,9 @@ import (
 // queue name.
 
 const (
-	// subscriberBuffer is how many notifications a subscriber may lag behind before it misses
-	// some. One NOTIFY of a completion batch carries up to 300 final jobs, so the buffer holds
-	// several batches. Missing one costs a poll interval, not a job.
+	// subscriberBuffer is how many notifications a subscriber may lag behind before it gets
+	// the look-again pair in their place (fanout.Missed). One NOTIFY of a completion batch
+	// carries up to 300 final jobs, so the buffer holds several batches.
 	subscriberBuffer = 4096
 )
 

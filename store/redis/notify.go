@@ -23,8 +23,8 @@ import (
 // per queue per call.
 
 const (
-	// subscriberBuffer is how many notifications a subscriber may lag behind before it misses
-	// some; missing one costs a poll interval, not a job.
+	// subscriberBuffer is how many notifications a subscriber may lag behind before it gets
+	// the look-again pair in their place (fanout.Missed).
 	subscriberBuffer = 4096
 	// pingEvery is how long the subscriber waits for a message before it pings, so a dead
 	// connection is noticed (and replaced) within a few seconds.

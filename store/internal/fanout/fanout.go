@@ -1,7 +1,8 @@
 // Package fanout hands a store's notifications to its subscribers. Each subscriber has a
-// buffered channel of its own; one that falls behind misses notifications rather than slowing
-// the store down, which is why the runtime polls as well. A channel is closed when its
-// subscription's context ends or when the hub closes.
+// buffered channel of its own; one that falls behind is not waited for, so that it cannot slow
+// the store down, but it loses no wake-up: in place of the notifications it had no room for it
+// gets the look-again pair (see Missed). A channel is closed when its subscription's context
+// ends or when the hub closes.
 package fanout
 
 import (
@@ -15,30 +16,45 @@ import (
 // ErrClosed is returned by Subscribe on a closed hub.
 var ErrClosed = errors.New("store is closed")
 
+// Missed is what a subscriber that fell behind receives in place of the notifications it had
+// no room for: jobs may have become available in any queue, and any job may have ended. The
+// runtime claims on every queue and its waiters look again, as after a store's reconnect.
+// Dropping notifications instead once left a node's last job waiting for the next poll, a
+// second later: a fan-in's 10,000 completions publish 10,000 finals in a few commits, more than
+// a subscriber busy with the same CPU reads in time, and the final step's insert came after.
+var Missed = [...]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}}
+
 // Hub fans notifications out. Create it with New.
 type Hub struct {
+	// buffer is how many notifications a subscriber may fall behind; its channel holds
+	// len(Missed) more, kept for the look-again pair.
 	buffer int
 
 	mu     sync.Mutex
-	subs   map[chan store.Notification]struct{}
+	subs   map[chan store.Notification]*sub
 	closed bool
 }
 
+// sub is what Publish knows of a subscriber's channel: how many notifications it has sent into
+// it, and the count at which the last look-again pair ended. Those sent less those waiting in
+// the channel were read, so the pair is unread while that is below pairEnd.
+type sub struct{ sent, pairEnd int }
+
 // New returns a hub whose subscribers may fall buffer notifications behind.
 func New(buffer int) *Hub {
-	return &Hub{buffer: buffer, subs: make(map[chan store.Notification]struct{})}
+	return &Hub{buffer: buffer, subs: make(map[chan store.Notification]*sub)}
 }
 
 // Subscribe returns a channel of the notifications published from now on, until ctx ends or the
 // hub closes.
 func (h *Hub) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
-	ch := make(chan store.Notification, h.buffer)
+	ch := make(chan store.Notification, h.buffer+len(Missed))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, ErrClosed
 	}
-	h.subs[ch] = struct{}{}
+	h.subs[ch] = &sub{}
 	context.AfterFunc(ctx, func() { h.remove(ch) })
 	return ch, nil
 }
@@ -52,15 +68,29 @@ func (h *Hub) remove(ch chan store.Notification) {
 	}
 }
 
-// Publish hands notes to every subscriber that has room for them.
+// Publish hands notes to every subscriber, or Missed to one that has no room for them. While a
+// subscriber's pair is unread it stands for every later notification too, which is dropped: the
+// subscriber looks again once it has read the pair, so after their commits. No send blocks:
+// only Publish sends, under h.mu, and a channel's length only falls meanwhile; a notification
+// goes in while fewer than buffer wait, the pair when buffer do, and nothing while the pair is
+// unread, so the channel has room for the pair whenever it is sent, and is empty once it is read.
 func (h *Hub) Publish(notes []store.Notification) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch := range h.subs {
+	for ch, s := range h.subs {
 		for _, n := range notes {
-			select {
-			case ch <- n:
-			default: // best effort: the subscriber polls as well
+			waiting := len(ch)
+			switch {
+			case s.sent-waiting < s.pairEnd: // the pair is unread
+			case waiting < h.buffer:
+				ch <- n
+				s.sent++
+			default:
+				for _, m := range Missed {
+					ch <- m
+				}
+				s.sent += len(Missed)
+				s.pairEnd = s.sent
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/rotahq/rota/store"
@@ -20,18 +21,26 @@ func TestHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
-	h.Publish([]store.Notification{n(1), n(2), n(3)}) // the third does not fit: dropped, not blocking
+	// The third does not fit: the look-again pair takes its place, and the fourth's, without
+	// blocking.
+	h.Publish([]store.Notification{n(1), n(2), n(3), n(4)})
 	for _, ch := range []<-chan store.Notification{a, b} {
-		if got := []store.Notification{<-ch, <-ch}; got[0] != n(1) || got[1] != n(2) {
-			t.Fatalf("received %v, want the first two", got)
+		want := []store.Notification{n(1), n(2), Missed[0], Missed[1]}
+		if got := []store.Notification{<-ch, <-ch, <-ch, <-ch}; !slices.Equal(got, want) {
+			t.Fatalf("received %v, want %v", got, want)
+		}
+		select {
+		case got := <-ch:
+			t.Fatalf("received %v after the look-again pair", got)
+		default:
 		}
 	}
 	cancel()
 	if _, open := <-a; open {
 		t.Fatal("a's channel is open after its context ended")
 	}
-	h.Publish([]store.Notification{n(4)})
-	if got := <-b; got != n(4) {
+	h.Publish([]store.Notification{n(5)})
+	if got := <-b; got != n(5) {
 		t.Fatalf("b received %v after a left", got)
 	}
 	h.Close()
@@ -82,4 +91,32 @@ func TestListener(t *testing.T) {
 		t.Fatalf("poll-only Subscribe: %v, running %v", err, poll.Running())
 	}
 	poll.Close()
+}
+
+// While the look-again pair waits unread, it stands for every notification that finds no room;
+// once the subscriber has read up, notifications come again as they are.
+func TestHubPairStandsForLaterLosses(t *testing.T) {
+	h := New(3)
+	ch, err := h.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
+	h.Publish([]store.Notification{n(1), n(2), n(3), n(4)}) // 1-3, then the pair for 4
+	if got := <-ch; got != n(1) {
+		t.Fatalf("received %v, want %v", got, n(1))
+	}
+	h.Publish([]store.Notification{n(5)}) // the pair is unread: 5 is dropped
+	if got := <-ch; got != n(2) {
+		t.Fatalf("received %v, want %v", got, n(2))
+	}
+	h.Publish([]store.Notification{n(6)}) // there is room, but the pair, unread, stands for 6
+	want := []store.Notification{n(3), Missed[0], Missed[1]}
+	if got := []store.Notification{<-ch, <-ch, <-ch}; !slices.Equal(got, want) {
+		t.Fatalf("received %v, want %v", got, want)
+	}
+	h.Publish([]store.Notification{n(7)})
+	if got := <-ch; got != n(7) {
+		t.Fatalf("received %v after reading up, want %v", got, n(7))
+	}
 }
