@@ -84,8 +84,9 @@ func TestClaimsPrepareFewStatements(t *testing.T) {
 	}
 }
 
-// Inserts and completions of every size up to a few chunks leave the writer with an insert and a
-// completion statement for each of literalSizes at most, and apply every job and outcome.
+// Inserts and completions of every size up to a few chunks leave the writer with an insert, a
+// completion and a bare completion statement for each of literalSizes at most, and apply every
+// job and outcome.
 func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
@@ -112,6 +113,9 @@ func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
 		outcomes := make([]store.Outcome, len(part))
 		for i, j := range part {
 			outcomes[i] = store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+			if n%2 == 0 { // with a result: the full statement, not the bare completions' one
+				outcomes[i].Result = []byte(`{}`)
+			}
 		}
 		applied, err := s.Complete(ctx, outcomes)
 		if err != nil {
@@ -123,13 +127,15 @@ func TestInsertsAndCompletionsPrepareFewStatements(t *testing.T) {
 			}
 		}
 	}
-	n := prepared(s, "INSERT INTO jobs (", "WITH o (id, fence, state")
-	inserts, completions := n[0], n[1]
-	if inserts == 0 || completions == 0 {
-		t.Fatalf("found %d insert and %d completion statements: the test no longer knows their texts", inserts, completions)
+	n := prepared(s, "INSERT INTO jobs (", "WITH o (id, fence, state", "WITH o (id, fence) AS")
+	inserts, completions, bare := n[0], n[1], n[2]
+	if inserts == 0 || completions == 0 || bare == 0 {
+		t.Fatalf("found %d insert, %d completion and %d bare completion statements: the test no longer knows their texts",
+			inserts, completions, bare)
 	}
-	if inserts > len(literalSizes) || completions > len(literalSizes) {
-		t.Errorf("the writer prepared %d insert and %d completion statements, want at most %d each", inserts, completions, len(literalSizes))
+	if inserts > len(literalSizes) || completions > len(literalSizes) || bare > len(literalSizes) {
+		t.Errorf("the writer prepared %d insert, %d completion and %d bare completion statements, want at most %d each",
+			inserts, completions, bare, len(literalSizes))
 	}
 }
 

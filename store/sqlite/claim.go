@@ -60,7 +60,7 @@ var claimSQLs, expireSQLs = newByLimit(claimSQL), newByLimit(expireSQL)
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
 		owner = :owner, attempted_by = :owner, lease_until = :lease, attempted_at = :now
 	WHERE id IN (` + candidatesSQL + `) AND (expires_at IS NULL OR expires_at > :now)
-	RETURNING ` + jobColumns
+	RETURNING ` + claimedColumns
 
 // expireSQL ends the expired jobs among the candidates.
 const expireSQL = `UPDATE jobs SET state = 'expired', finalized_at = :now
@@ -121,13 +121,14 @@ func claimAvailable(t *wtx, p store.ClaimParams, kinds string, now int64, c coun
 	var out []*store.JobRow
 	for len(out) < p.Max {
 		want := piece(p.Max - len(out))
-		query, args := claimSQLs.limited(want, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
+		lease := micros(t.now.Add(p.LeaseFor))
+		query, args := claimSQLs.limited(want, sql.Named("owner", p.Owner), sql.Named("lease", lease),
 			sql.Named("now", now), sql.Named("queue", p.Queue), sql.Named("kinds", kinds))
 		rows, err := t.query(query, args...)
 		if err != nil {
 			return nil, err
 		}
-		got, err := scanJobs(rows)
+		got, err := scanClaimed(rows, p.Owner, lease, now)
 		if err != nil {
 			return nil, err
 		}

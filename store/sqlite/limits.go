@@ -132,7 +132,7 @@ const limitedCandidatesSQL = `SELECT id, kind FROM jobs INDEXED BY jobs_claim
 const claimIDsSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, fence = fence + 1,
 		owner = :owner, attempted_by = :owner, lease_until = :lease, attempted_at = :now
 	WHERE id IN (SELECT value FROM json_each(:ids))
-	RETURNING ` + jobColumns
+	RETURNING ` + claimedColumns
 
 // claimLimited claims within the limits in usage, in rounds (see limitplan.Plan), records the
 // starts under rate limits and the moves in c.
@@ -152,12 +152,13 @@ func claimLimited(t *wtx, p store.ClaimParams, kinds string, now int64, usage []
 		}
 		var got []*store.JobRow
 		if len(ids) > 0 {
-			rows, err := t.query(claimIDsSQL, sql.Named("owner", p.Owner), sql.Named("lease", micros(t.now.Add(p.LeaseFor))),
+			lease := micros(t.now.Add(p.LeaseFor))
+			rows, err := t.query(claimIDsSQL, sql.Named("owner", p.Owner), sql.Named("lease", lease),
 				sql.Named("now", now), sql.Named("ids", jsonText(ids)))
 			if err != nil {
 				return nil, err
 			}
-			if got, err = scanJobs(rows); err != nil {
+			if got, err = scanClaimed(rows, p.Owner, lease, now); err != nil {
 				return nil, err
 			}
 			out = append(out, got...)

@@ -17,6 +17,28 @@ const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempt
 	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
 	ignore_failed_deps, attempted_by`
 
+// claimedColumns is jobColumns for a claim's RETURNING: the five columns the claim itself sets
+// to what it already knows (state, attempted_at, owner, lease_until, attempted_by) come back
+// NULL, and scanClaimed fills them in. The driver fetches each column of each row through
+// calls into SQLite that take its connection's mutex, a hundred rows a claim, and a text
+// column costs three such calls and a copy.
+const claimedColumns = `id, kind, queue, args, priority, NULL, attempt, max_attempts, run_at,
+	expires_at, unique_key, tags, metadata, errors, result, created_at, NULL,
+	finalized_at, NULL, NULL, fence, cancel_requested, schedule, workflow, step, depends_on,
+	ignore_failed_deps, NULL`
+
+// scanClaimed reads every row of a claim that returned claimedColumns, closes rows, and sets
+// what the claim set: the jobs run for owner, under a lease until lease, attempted at now
+// (microseconds, as the claim stored them).
+func scanClaimed(rows *sql.Rows, owner string, lease, now int64) ([]*store.JobRow, error) {
+	jobs, err := scanJobs(rows)
+	for _, j := range jobs {
+		j.State, j.Owner, j.AttemptedBy = store.StateRunning, owner, owner
+		j.LeaseUntil, j.AttemptedAt = fromMicros(lease), fromMicros(now)
+	}
+	return jobs, err
+}
+
 // scanJobs reads every row and closes rows.
 func scanJobs(rows *sql.Rows) ([]*store.JobRow, error) {
 	defer rows.Close()
