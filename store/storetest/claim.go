@@ -71,6 +71,28 @@ func testClaimSetsRunning(t *testing.T, e *env) {
 	}
 	sameJob(t, rows[0], &want)
 	sameJob(t, e.get(j.ID), &want)
+	if rows[0].AttemptedBy != "node-7" || e.get(j.ID).AttemptedBy != "node-7" {
+		t.Errorf("attempted by %q, stored %q; want node-7", rows[0].AttemptedBy, e.get(j.ID).AttemptedBy)
+	}
+
+	// A claim under a fleet-wide limit, which takes another path in some stores, returns the
+	// row as stored too.
+	e.setLimit(store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 10})
+	other := e.insertOne(job("k"))
+	limited := e.claimParams(store.ClaimParams{
+		Queue: "default", Kinds: kinds, Max: 5, Owner: "node-8", LeaseFor: 30 * time.Second,
+	})
+	if len(limited) != 1 {
+		t.Fatalf("claimed %d jobs under a limit, want 1", len(limited))
+	}
+	stored := e.get(other.ID)
+	sameJob(t, limited[0], stored)
+	if stored.State != store.StateRunning || stored.Owner != "node-8" || limited[0].AttemptedBy != "node-8" ||
+		!stored.LeaseUntil.Equal(e.now().Add(30*time.Second)) {
+		t.Errorf("claimed under a limit: %s by %q (attempted by %q), lease until %v", stored.State, stored.Owner,
+			limited[0].AttemptedBy, stored.LeaseUntil)
+	}
+	e.setLimit(store.Limit{Scope: store.LimitQueue, Name: "default"})
 
 	// A second claim of the same job (after a retry) gets a new, larger fence.
 	e.completeOK(store.Outcome{ID: j.ID, Fence: want.Fence, State: store.StateRetryable, RunAt: e.now()})
