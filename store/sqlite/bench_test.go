@@ -127,7 +127,16 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 	}
 	b.ResetTimer()
 	start := time.Now()
-	claim := store.ClaimParams{Queue: "default", Kinds: []string{"k"}, Max: 100, Owner: "bench", LeaseFor: time.Minute}
+	if done := drainKind(b, s, "k", outcome); done != b.N {
+		b.Fatalf("drained %d jobs, want %d", done, b.N)
+	}
+	reportJobs(b, b.N, time.Since(start))
+}
+
+// drainKind claims jobs of kind in calls of 100 and records their outcomes, until none is left;
+// it returns how many it ran.
+func drainKind(b *testing.B, s *sqlite.Store, kind string, outcome func(*store.JobRow) store.Outcome) int {
+	claim := store.ClaimParams{Queue: "default", Kinds: []string{kind}, Max: 100, Owner: "bench", LeaseFor: time.Minute}
 	outs := make([]store.Outcome, 0, 100)
 	done := 0
 	for {
@@ -136,7 +145,7 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 			b.Fatal(err)
 		}
 		if len(rows) == 0 {
-			break
+			return done
 		}
 		outs = outs[:0]
 		for _, r := range rows {
@@ -147,8 +156,46 @@ func benchClaimComplete(b *testing.B, outcome func(*store.JobRow) store.Outcome,
 		}
 		done += len(rows)
 	}
-	if done != b.N {
-		b.Fatalf("drained %d jobs, want %d", done, b.N)
+}
+
+// BenchmarkFanOutIn drains, on one store, b.N plain jobs and then a workflow of b.N steps
+// waiting for one root and one final step waiting for them all, both in calls of 100 with no
+// runtime around them: what a step costs the store (its release, its edges) against a plain
+// job, apart from the node's work, which the bench package's Workflow benchmark adds.
+//
+//	go test ./store/sqlite -run '^$' -bench FanOutIn -benchtime 10000x -count 5
+func BenchmarkFanOutIn(b *testing.B) {
+	s := benchStore(b)
+	plain := make([]store.InsertParams, b.N)
+	steps := make([]store.InsertParams, b.N+2)
+	steps[0] = benchJob(0)
+	steps[0].Kind = "step"
+	final := make([]int, b.N)
+	for i := range b.N {
+		plain[i] = benchJob(i)
+		steps[i+1] = benchJob(i + 1)
+		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
+		final[i] = i + 1
 	}
-	reportJobs(b, done, time.Since(start))
+	steps[b.N+1] = benchJob(b.N + 1)
+	steps[b.N+1].Kind, steps[b.N+1].Workflow, steps[b.N+1].DependsOnIndex = "step", "fan", final
+	for _, ps := range [][]store.InsertParams{plain, steps} {
+		if _, err := s.Insert(b.Context(), ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if n := drainKind(b, s, "k", completed); n != b.N {
+		b.Fatalf("drained %d plain jobs, want %d", n, b.N)
+	}
+	plainTime := time.Since(start)
+	start = time.Now()
+	if n := drainKind(b, s, "step", completed); n != b.N+2 {
+		b.Fatalf("ran %d steps, want %d", n, b.N+2)
+	}
+	stepTime := time.Since(start)
+	b.ReportMetric(float64(plainTime.Nanoseconds())/1e3/float64(b.N), "µs/job")
+	b.ReportMetric(float64(stepTime.Nanoseconds())/1e3/float64(b.N), "µs/step")
+	b.ReportMetric(float64(stepTime)/float64(plainTime), "steps/jobs")
 }

@@ -128,7 +128,7 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 			args = append(args, o.ID, o.Fence)
 			index[o.ID] = i
 		}
-		return completed(t, completedSQLs[len(idx)], append(args, now), index, nil, now, applied, queues, states, ends)
+		return applyOutcomes(t, completedSQLs[len(idx)], append(args, now), index, nil, now, applied, queues, states, ends)
 	}
 	args := make([]any, 0, completeColumns*len(idx)+1)
 	runAts := make(map[int64]any, len(idx))
@@ -161,12 +161,12 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 		runAts[o.ID] = runAt
 		index[o.ID] = i
 	}
-	return completed(t, completeSQLs[len(idx)], append(args, now), index, runAts, now, applied, queues, states, ends)
+	return applyOutcomes(t, completeSQLs[len(idx)], append(args, now), index, runAts, now, applied, queues, states, ends)
 }
 
-// completed runs a completion statement and records what it applied: index maps a job's id to
+// applyOutcomes runs a completion statement and records what it applied: index maps a job's id to
 // its outcome, runAts (nil for bare completions, which end final) to the run_at it was given.
-func completed(t *wtx, query string, args []any, index map[int64]int, runAts map[int64]any, now int64,
+func applyOutcomes(t *wtx, query string, args []any, index map[int64]int, runAts map[int64]any, now int64,
 	applied []bool, queues []string, states []store.State, ends *[]ended) error {
 	rows, err := t.query(query, args...)
 	if err != nil {
