@@ -49,7 +49,8 @@ func (n *Node) listen(ctx context.Context, notifier store.Notifier, ch <-chan st
 			for note := range ch {
 				if note.Queue == "" {
 					// A store that cannot name the queue (SQLite, for another process's
-					// commits): every queue takes the note.
+					// commits; any store after a reconnect, or for a subscriber that fell
+					// behind, fanout.Missed): every queue takes the note.
 					for _, q := range n.queues {
 						q.noted(note)
 					}

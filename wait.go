@@ -11,8 +11,8 @@ import (
 // Wait blocks until job id reaches a final state and returns it. A job that completed returns
 // nil error and carries its Result; one that ended otherwise (discarded, cancelled, expired)
 // returns a *JobFailedError with its last error. Wait works from any process: it listens for the
-// store's push where the store has one and polls as well, so a lost notification costs one poll
-// interval, not a hang.
+// store's push where the store has one and polls as well, so a notification the store could not
+// deliver (while its connection was down) costs one poll interval, not a hang.
 func (c *Client) Wait(ctx context.Context, id int64) (*JobRow, error) {
 	var finals <-chan store.Notification
 	if n, ok := c.store.(store.Notifier); ok {

@@ -98,7 +98,7 @@ func (l *listener) run(ctx context.Context, markReady func()) {
 				// NOTIFYs sent while nobody listened are gone: subscribers look again, every
 				// queue (a TopicInsert naming none) and every job they wait for.
 				missed = false
-				l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
+				l.Hub().Publish(fanout.Missed[:])
 			}
 		})
 		missed = true

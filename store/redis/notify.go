@@ -103,7 +103,7 @@ func (l *listener) run(ctx context.Context, markReady func()) {
 			markReady()
 			if missed {
 				missed = false
-				l.Hub().Publish([]store.Notification{{Topic: store.TopicInsert}, {Topic: store.TopicChanged}})
+				l.Hub().Publish(fanout.Missed[:])
 			}
 		case *goredis.Message:
 			l.dispatch(m.Payload)

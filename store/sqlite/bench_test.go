@@ -170,15 +170,15 @@ func BenchmarkFanOutIn(b *testing.B) {
 	steps := make([]store.InsertParams, b.N+2)
 	steps[0] = benchJob(0)
 	steps[0].Kind = "step"
-	final := make([]int, b.N)
+	deps := make([]int, b.N) // the final step's
 	for i := range b.N {
 		plain[i] = benchJob(i)
 		steps[i+1] = benchJob(i + 1)
 		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
-		final[i] = i + 1
+		deps[i] = i + 1
 	}
 	steps[b.N+1] = benchJob(b.N + 1)
-	steps[b.N+1].Kind, steps[b.N+1].Workflow, steps[b.N+1].DependsOnIndex = "step", "fan", final
+	steps[b.N+1].Kind, steps[b.N+1].Workflow, steps[b.N+1].DependsOnIndex = "step", "fan", deps
 	for _, ps := range [][]store.InsertParams{plain, steps} {
 		if _, err := s.Insert(b.Context(), ps); err != nil {
 			b.Fatal(err)
@@ -195,7 +195,8 @@ func BenchmarkFanOutIn(b *testing.B) {
 		b.Fatalf("ran %d steps, want %d", n, b.N+2)
 	}
 	stepTime := time.Since(start)
+	b.ReportMetric(0, "ns/op") // both drains in one op: the metrics below say what each cost
 	b.ReportMetric(float64(plainTime.Nanoseconds())/1e3/float64(b.N), "µs/job")
-	b.ReportMetric(float64(stepTime.Nanoseconds())/1e3/float64(b.N), "µs/step")
+	b.ReportMetric(float64(stepTime.Nanoseconds())/1e3/float64(b.N+2), "µs/step")
 	b.ReportMetric(float64(stepTime)/float64(plainTime), "steps/jobs")
 }

@@ -8,9 +8,8 @@ import (
 )
 
 // subscriberBuffer is how many notifications a subscriber may fall behind before it gets the
-// look-again pair in their place (fanout.Missed).
-// Insert notifications are coalesced per queue and commit, so a subscriber that keeps up with
-// commits never gets near it.
+// look-again pair in their place (fanout.Missed). Insert notifications are coalesced per queue
+// and commit, so a subscriber that keeps up with commits never gets near it.
 const subscriberBuffer = 256
 
 // Subscribe delivers this Store's notifications, after the commits they describe, until ctx ends

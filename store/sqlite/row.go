@@ -11,7 +11,8 @@ import (
 	"github.com/rotahq/rota/store"
 )
 
-// jobColumns is the column list every query that returns jobs selects, in scanJob's order.
+// jobColumns is the column list every query that returns jobs selects, in rowScan's order;
+// claims return claimedColumns instead.
 const jobColumns = `id, kind, queue, args, priority, state, attempt, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, errors, result, created_at, attempted_at,
 	finalized_at, owner, lease_until, fence, cancel_requested, schedule, workflow, step, depends_on,
@@ -68,7 +69,7 @@ func newRowScan() *rowScan {
 	return r
 }
 
-// scan reads one row of jobColumns. It scans into interface values and converts them itself:
+// scan reads one row of jobColumns (or claimedColumns). It scans into interface values and converts them itself:
 // database/sql converts an integer column into an int field by formatting and parsing it, and
 // claims read a hundred rows at a time.
 func (r *rowScan) scan(rows *sql.Rows) (*store.JobRow, error) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,5 +21,34 @@ func TestParseIDs(t *testing.T) {
 		if _, err := parseIDs(bad); err == nil {
 			t.Errorf("parseIDs(%q) took it", bad)
 		}
+	}
+}
+
+// claimedColumns is jobColumns with NULL in the places of exactly the columns scanClaimed fills
+// in: the two lists are kept in step by hand, and rowScan reads both by position.
+func TestClaimedColumnsFollowJobColumns(t *testing.T) {
+	split := func(list string) []string {
+		var out []string
+		for _, c := range strings.Split(list, ",") {
+			out = append(out, strings.TrimSpace(c))
+		}
+		return out
+	}
+	all, claimed := split(jobColumns), split(claimedColumns)
+	if len(all) != len(claimed) || len(all) != len(rowScan{}.v) {
+		t.Fatalf("%d job columns, %d claimed columns, %d scanned", len(all), len(claimed), len(rowScan{}.v))
+	}
+	filled := []string{"state", "attempted_at", "owner", "lease_until", "attempted_by"}
+	var nulls []string
+	for i, c := range claimed {
+		switch {
+		case c == "NULL":
+			nulls = append(nulls, all[i])
+		case c != all[i]:
+			t.Errorf("claimed column %d is %s, job column %s", i, c, all[i])
+		}
+	}
+	if !slices.Equal(nulls, filled) {
+		t.Errorf("claims leave %v NULL, scanClaimed fills in %v", nulls, filled)
 	}
 }

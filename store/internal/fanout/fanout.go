@@ -36,12 +36,14 @@ type Hub struct {
 }
 
 // sub is what Publish knows of a subscriber's channel: how many notifications it has sent into
-// it, and the count at which the last look-again pair ended. Those sent less those waiting in
-// the channel were read, so the pair is unread while that is below pairEnd.
-type sub struct{ sent, pairEnd int }
+// it, and how many it had sent when it sent the last look-again pair (-1 before any). Those sent
+// less those waiting in the channel were read, so the pair's first note is unread while no more
+// than pairAt were.
+type sub struct{ sent, pairAt int }
 
-// New returns a hub whose subscribers may fall buffer notifications behind.
+// New returns a hub whose subscribers may fall buffer notifications behind, at least one.
 func New(buffer int) *Hub {
+	buffer = max(buffer, 1)
 	return &Hub{buffer: buffer, subs: make(map[chan store.Notification]*sub)}
 }
 
@@ -54,7 +56,7 @@ func (h *Hub) Subscribe(ctx context.Context) (<-chan store.Notification, error) 
 	if h.closed {
 		return nil, ErrClosed
 	}
-	h.subs[ch] = &sub{}
+	h.subs[ch] = &sub{pairAt: -1}
 	context.AfterFunc(ctx, func() { h.remove(ch) })
 	return ch, nil
 }
@@ -68,12 +70,15 @@ func (h *Hub) remove(ch chan store.Notification) {
 	}
 }
 
-// Publish hands notes to every subscriber, or Missed to one that has no room for them. While a
-// subscriber's pair is unread it stands for every later notification too, which is dropped: the
-// subscriber looks again once it has read the pair, so after their commits. No send blocks:
-// only Publish sends, under h.mu, and a channel's length only falls meanwhile; a notification
-// goes in while fewer than buffer wait, the pair when buffer do, and nothing while the pair is
-// unread, so the channel has room for the pair whenever it is sent, and is empty once it is read.
+// Publish hands notes to every subscriber, or Missed to one that has no room for them. While the
+// first note of a subscriber's pair is unread, the pair stands for every later notification too,
+// which is dropped: the subscriber acts on each half of the pair only after reading it (the
+// runtime claims on its first, its waiters look again on its second), so after their commits.
+// Once the first half is read, notifications go in again: one read between the halves is not
+// covered by the second, which only wakes waiters. No send blocks: only Publish sends, under
+// h.mu, and a channel's length only falls meanwhile; a notification goes in while fewer than
+// buffer wait, the pair when buffer do, and nothing while its first half is unread, after which
+// at most its second half waits: the channel has room for the pair whenever it is sent.
 func (h *Hub) Publish(notes []store.Notification) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -81,16 +86,16 @@ func (h *Hub) Publish(notes []store.Notification) {
 		for _, n := range notes {
 			waiting := len(ch)
 			switch {
-			case s.sent-waiting < s.pairEnd: // the pair is unread
+			case s.sent-waiting <= s.pairAt: // the pair's first half is unread
 			case waiting < h.buffer:
 				ch <- n
 				s.sent++
 			default:
+				s.pairAt = s.sent
 				for _, m := range Missed {
 					ch <- m
 				}
 				s.sent += len(Missed)
-				s.pairEnd = s.sent
 			}
 		}
 	}
