@@ -37,20 +37,7 @@ func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
 			RunAt: time.Now().Add(time.Minute), Error: &store.AttemptError{Attempt: 1, At: time.Now(), Error: "boom"}}})
 		done <- err
 	}()
-	// Wait until the server shows Complete blocked behind the Cancel's lock.
-	for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
-		var blocked bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE $1::int = ANY (pg_blocking_pids(pid)))`, int32(cancelPID)).Scan(&blocked); err != nil {
-			t.Fatal(err)
-		}
-		if blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Complete never waited for the Cancel's row lock")
-		}
-	}
+	waitBlockedBy(t, s, cancelPID, "Complete")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +46,24 @@ func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
 	}
 	if got := mustGet(t, s, j.ID); got.State != store.StateCancelled {
 		t.Fatalf("cancel committed during Complete: job %s (CancelRequested %v), want cancelled", got.State, got.CancelRequested)
+	}
+}
+
+// waitBlockedBy waits until the server shows a backend waiting for a lock that backend pid
+// holds: what, the call made in another goroutine, has read what it is about to change.
+func waitBlockedBy(t *testing.T, s *Store, pid uint32, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
+		var blocked bool
+		if err := s.pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE $1::int = ANY (pg_blocking_pids(pid)))`, int32(pid)).Scan(&blocked); err != nil {
+			t.Fatal(err)
+		}
+		if blocked {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never waited for the row lock of backend %d", what, pid)
+		}
 	}
 }

@@ -112,6 +112,10 @@ WITH cancelled AS (
 		UNION ALL
 		-- Due occurrences never started: found through the claim index of the schedule's queue.
 		SELECT id FROM {schema}.jobs WHERE queue = $4 AND state = 'available' AND schedule = $2 AND attempted_at IS NULL)
+		-- Again on the row updated: a claim that took a job after the subquery read it commits
+		-- before this UPDATE gets its row, which it then updates as it is now (READ COMMITTED
+		-- checks the WHERE again on the new row, not the subquery's reading of the old one).
+		AND (state = 'scheduled' OR state = 'available' AND attempted_at IS NULL)
 	RETURNING id, state, queue
 )
 SELECT ` + finalNotify("cancelled")
