@@ -53,17 +53,35 @@ func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
 // holds: what, the call made in another goroutine, has read what it is about to change.
 func waitBlockedBy(t *testing.T, s *Store, pid uint32, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
-		var blocked bool
-		if err := s.pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE $1::int = ANY (pg_blocking_pids(pid)))`, int32(pid)).Scan(&blocked); err != nil {
-			t.Fatal(err)
-		}
-		if blocked {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never waited for the row lock of backend %d", what, pid)
-		}
+	select {
+	case <-blockedBy(t, s, pid):
+	case <-time.After(patience):
+		t.Fatalf("%s never waited for the row lock of backend %d", what, pid)
 	}
+}
+
+// blockedBy is closed once the server shows a backend waiting for a lock that backend pid
+// holds; it looks until the test ends.
+func blockedBy(t *testing.T, s *Store, pid uint32) <-chan struct{} {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := s.pool.Acquire(ctx) // its own connection: the pool may be busy with the waiter
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan struct{})
+	go func() {
+		defer conn.Release()
+		for ctx.Err() == nil {
+			var yes bool
+			err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE $1::int = ANY (pg_blocking_pids(pid)))`, int32(pid)).Scan(&yes)
+			if err == nil && yes {
+				close(blocked)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return blocked
 }

@@ -271,3 +271,54 @@ func TestSettlerLeavesEndsHeldByAnother(t *testing.T) {
 	}
 	allReleased(t, s, dependents, "after both settlers")
 }
+
+// A job made to run again holds its row before it deletes its parked end (jobs_reopened); a
+// settler that picked that end meanwhile leaves it, rather than wait for the job while holding
+// the entry the job's transaction waits for. Both sides commit, and the dependents left wait for
+// the job's next end. Before, each waited for the other and PostgreSQL aborted one, a deadlock.
+func TestSettlerLeavesAnEndWhoseJobIsHeld(t *testing.T) {
+	s := open(t, WithSettleBatch(2))
+	ctx := t.Context()
+	root, dependents := claimedRoot(t, s, 5)
+	endLeavingParked(t, s, discarded(root))
+	// A RetryWorkflow, caught between locking its steps and making them run again.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var pid uint32
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, s.sql(`SELECT 1 FROM {schema}.jobs WHERE id = $1 FOR UPDATE`), root.ID); err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan error, 1)
+	go func() { settled <- s.settleAll(ctx) }()
+	// The settler either passes the held end by, or waits for the job (as it once did).
+	var settleErr error
+	select {
+	case settleErr = <-settled:
+	case <-blockedBy(t, s, pid):
+		settled = nil
+	}
+	if _, err := tx.Exec(ctx, s.sql(`UPDATE {schema}.jobs SET state = 'available', finalized_at = NULL WHERE id = $1`), root.ID); err != nil {
+		t.Fatalf("making the job run again while a settler picked its end: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if settled == nil {
+		t.Fatal("the settler waited for the held job while holding its end")
+	}
+	if settleErr != nil {
+		t.Fatal(settleErr)
+	}
+	if n := count(t, s, "job_settling"); n != 0 {
+		t.Fatalf("%d ends parked after the job was made to run again, want none", n)
+	}
+	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
+		t.Fatalf("dependents: %v, want the 2 its end cancelled and 3 waiting for its next end", n)
+	}
+}
