@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rotahq/rota/store"
 )
@@ -19,15 +22,7 @@ func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
 		t.Fatal(rows, err)
 	}
 	// The user's Cancel, caught between its row lock and its commit.
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var cancelPID uint32
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&cancelPID); err != nil {
-		t.Fatal(err)
-	}
+	tx, cancelPID := openTx(t, s)
 	if _, err := tx.Exec(ctx, s.sql(`UPDATE {schema}.jobs SET cancel_requested = true WHERE id = $1 AND state = 'running'`), j.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +42,22 @@ func TestCompleteSeesACancelCommittedWhileItWaited(t *testing.T) {
 	if got := mustGet(t, s, j.ID); got.State != store.StateCancelled {
 		t.Fatalf("cancel committed during Complete: job %s (CancelRequested %v), want cancelled", got.State, got.CancelRequested)
 	}
+}
+
+// openTx begins a transaction that a test holds open across another call, and returns it with
+// its backend's pid; it is rolled back when the test ends unless committed.
+func openTx(t *testing.T, s *Store) (pgx.Tx, uint32) {
+	t.Helper()
+	tx, err := s.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	var pid uint32
+	if err := tx.QueryRow(t.Context(), `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return tx, pid
 }
 
 // waitBlockedBy waits until the server shows a backend waiting for a lock that backend pid

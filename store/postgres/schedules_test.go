@@ -38,15 +38,7 @@ func TestDeleteScheduleSparesAnOccurrenceClaimedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A claim of the occurrence, caught between its row lock and its commit.
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var claimPID uint32
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&claimPID); err != nil {
-		t.Fatal(err)
-	}
+	tx, claimPID := openTx(t, s)
 	if _, err := tx.Exec(ctx, s.sql(`UPDATE {schema}.jobs SET state = 'running', attempt = attempt + 1,
 		fence = fence + 1, owner = 'n', attempted_by = 'n', attempted_at = now(), lease_until = now() + interval '1 minute'
 		WHERE id = $1 AND state = 'available'`), id); err != nil {

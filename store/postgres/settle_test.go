@@ -282,15 +282,7 @@ func TestSettlerLeavesAnEndWhoseJobIsHeld(t *testing.T) {
 	root, dependents := claimedRoot(t, s, 5)
 	endLeavingParked(t, s, discarded(root))
 	// A RetryWorkflow, caught between locking its steps and making them run again.
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	var pid uint32
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
+	tx, pid := openTx(t, s)
 	if _, err := tx.Exec(ctx, s.sql(`SELECT 1 FROM {schema}.jobs WHERE id = $1 FOR UPDATE`), root.ID); err != nil {
 		t.Fatal(err)
 	}

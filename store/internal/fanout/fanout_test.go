@@ -20,7 +20,6 @@ func TestHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
 	// The third does not fit: the look-again pair takes its place, and the fourth's, without
 	// blocking.
 	h.Publish([]store.Notification{n(1), n(2), n(3), n(4)})
@@ -93,6 +92,19 @@ func TestListener(t *testing.T) {
 	poll.Close()
 }
 
+// n is a final notification of job id.
+func n(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
+
+// subscribe subscribes to h until the test ends.
+func subscribe(t *testing.T, h *Hub) <-chan store.Notification {
+	t.Helper()
+	ch, err := h.Subscribe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
 // take reads the n notifications a Publish has already put in ch, failing rather than waiting
 // for one that is not there.
 func take(t *testing.T, ch <-chan store.Notification, n int) []store.Notification {
@@ -113,11 +125,7 @@ func take(t *testing.T, ch <-chan store.Notification, n int) []store.Notificatio
 // once the subscriber has read up, notifications come again as they are.
 func TestHubPairStandsForLaterLosses(t *testing.T) {
 	h := New(3)
-	ch, err := h.Subscribe(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
+	ch := subscribe(t, h)
 	h.Publish([]store.Notification{n(1), n(2), n(3), n(4)}) // 1-3, then the pair for 4
 	if got := take(t, ch, 1)[0]; got != n(1) {
 		t.Fatalf("received %v, want %v", got, n(1))
@@ -142,11 +150,7 @@ func TestHubPairStandsForLaterLosses(t *testing.T) {
 // and the second (TopicChanged) wakes only waiters, so dropping it would lose a wake-up.
 func TestHubNotCoveredBetweenTheHalves(t *testing.T) {
 	h := New(2)
-	ch, err := h.Subscribe(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := func(id int64) store.Notification { return store.Notification{Topic: store.TopicFinal, JobID: id} }
+	ch := subscribe(t, h)
 	h.Publish([]store.Notification{n(1), n(2), n(3)})
 	want := []store.Notification{n(1), n(2), Missed[0]}
 	if got := take(t, ch, 3); !slices.Equal(got, want) {
