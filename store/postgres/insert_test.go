@@ -338,3 +338,32 @@ func waitForLockWait(t *testing.T, s *Store) {
 		}
 	}
 }
+
+// Superseding reads the holders of a key without a lock, so by the time its UPDATE gets a row,
+// the job may no longer hold the key (it ended, and was retried without it while another job
+// took the key): the UPDATE leaves such a job alone.
+func TestSupersedeSparesAJobThatNoLongerHoldsItsKey(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	p := job("k")
+	p.UniqueKey = "report"
+	j := mustInsert(t, s, p)[0].Job
+	if _, err := s.pool.Exec(ctx, s.sql(`UPDATE {schema}.jobs SET unique_states = '{}' WHERE id = $1`), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.pool.Query(ctx, s.sql(supersedeSQL), s.now(), []int64{j.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		now       time.Time
+		cancelled []int64
+		notified  int64
+	)
+	if err := scanOne(rs, &now, &cancelled, &notified); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, j.ID); len(cancelled) != 0 || got.State != store.StateAvailable {
+		t.Fatalf("superseding a job that holds no key: cancelled %v, job %s; want it left available", cancelled, got.State)
+	}
+}

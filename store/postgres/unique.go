@@ -20,7 +20,9 @@ const lookupHoldersSQL = `SELECT ` + jobColumns + ` FROM {schema}.jobs
 
 // supersedeSQL cancels the jobs $2 so that newer ones can take their keys. A job that is running
 // cannot be cancelled: it runs on, but gives up its key (its unique_states empty, it leaves the
-// unique index) so that the newer job can be inserted.
+// unique index) so that the newer job can be inserted. The holders were read without a lock: one
+// that no longer holds its key when this UPDATE gets its row (it ended, and was then retried
+// without it) is left alone, as its state against its unique_states, checked on the row, says.
 var supersedeSQL = `
 WITH superseded AS (
 	UPDATE {schema}.jobs SET
@@ -28,6 +30,7 @@ WITH superseded AS (
 		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END,
 		unique_states = CASE WHEN state = 'running' THEN '{}' ELSE unique_states END
 	WHERE id = ANY ($2::bigint[]) AND state IN ('scheduled', 'pending', 'available', 'retryable', 'running')
+		AND state = ANY (unique_states)
 	RETURNING id, state, queue
 )
 SELECT {now}, ARRAY(SELECT id FROM superseded WHERE state = 'cancelled'), ` + finalNotify("superseded")
