@@ -73,13 +73,7 @@ func (s *Store) completeArgs(outcomes []store.Outcome) []any {
 	var last hintFields
 	count := -1 // where the open run's count is in args; -1 when none is open
 	for i, o := range outcomes {
-		runAt := ""
-		if at, now := outcome.RunAt(o); now {
-			runAt = "now"
-		} else if !at.IsZero() {
-			runAt = micros(at)
-		}
-		if o.State == store.StateCompleted && runAt == "" && !o.RefundAttempt && o.Error == nil && len(o.Result) == 0 {
+		if outcome.Bare(&o) {
 			hint := hints[i]
 			if !hint.ok {
 				count = -1
@@ -95,6 +89,12 @@ func (s *Store) completeArgs(outcomes []store.Outcome) []any {
 			continue
 		}
 		count = -1
+		runAt := ""
+		if at, now := outcome.RunAt(o); now {
+			runAt = "now"
+		} else if !at.IsZero() {
+			runAt = micros(at)
+		}
 		refund := ""
 		if o.RefundAttempt {
 			refund = "1"

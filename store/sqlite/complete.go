@@ -68,11 +68,6 @@ func completedSQL(n int) string {
 // completedSQLs[n] is completedSQL(n), as completeSQLs is completeSQL.
 var completedSQLs = bySize(completeChunk, completedSQL)
 
-// bare reports whether o completes its job and carries nothing else (see completedSQL).
-func bare(o *store.Outcome) bool {
-	return o.State == store.StateCompleted && o.Result == nil && o.Error == nil && !o.RefundAttempt
-}
-
 // Complete records outcomes in one group commit.
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
 	if err := outcome.Validate(outcomes); err != nil {
@@ -119,7 +114,7 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 	index := make(map[int64]int, len(idx))
 	allBare := true
 	for _, i := range idx {
-		allBare = allBare && bare(&outcomes[i])
+		allBare = allBare && outcome.Bare(&outcomes[i])
 	}
 	if allBare {
 		args := make([]any, 0, 2*len(idx)+1)

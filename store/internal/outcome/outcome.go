@@ -27,6 +27,13 @@ func Validate(outcomes []store.Outcome) error {
 	return nil
 }
 
+// Bare reports whether o completes its job and carries nothing else: no result, error or
+// refund (a completed outcome's RunAt means nothing, see RunAt). Nearly every outcome of a busy
+// node is bare, and the stores write bare ones with less than the general outcome needs.
+func Bare(o *store.Outcome) bool {
+	return o.State == store.StateCompleted && len(o.Result) == 0 && o.Error == nil && !o.RefundAttempt
+}
+
 // RunAt is the RunAt that o gives its job: at when it is set; the store's own now when now is
 // true; the job's RunAt unchanged when neither. A retryable or scheduled outcome without a RunAt
 // makes the job due now, as an insert without one does. A job handed back (available) without
