@@ -118,6 +118,9 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 			WHERE id = ?2`, micros(t.now), id); err != nil {
 			return err
 		}
+		if err := forgetParked(t, id); err != nil {
+			return err
+		}
 		t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
 		return moveOne(t, j, store.StateAvailable)
 	})
@@ -127,8 +130,10 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 	return out, nil
 }
 
-// Delete removes a job that is not running.
+// Delete removes a job that is not running. A job that ended with dependents left parked (its
+// completing Store stopped before settling them) has them settled as it ended.
 func (s *Store) Delete(ctx context.Context, id int64) error {
+	var parked bool
 	err := s.write(ctx, func(t *wtx) error {
 		j, err := getForUpdate(t, id)
 		switch {
@@ -138,6 +143,10 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 			return store.ErrJobRunning
 		case !j.State.Final():
 			if err := resolveIn(t, ended{id: id, deleted: true}); err != nil {
+				return err
+			}
+		default:
+			if parked, err = isParked(t, id); err != nil {
 				return err
 			}
 		}
@@ -151,6 +160,9 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete %d: %w", id, err)
+	}
+	if parked {
+		s.afterParked(ctx, "delete")
 	}
 	return nil
 }

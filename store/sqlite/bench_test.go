@@ -200,3 +200,55 @@ func BenchmarkFanOutIn(b *testing.B) {
 	b.ReportMetric(float64(stepTime.Nanoseconds())/1e3/float64(b.N+2), "µs/step")
 	b.ReportMetric(float64(stepTime)/float64(plainTime), "steps/jobs")
 }
+
+// BenchmarkInsertDuringRelease completes a root that b.N steps wait for while another
+// goroutine inserts one job per call, and reports the slowest of those inserts: how long the
+// release holds other writes back (the settle batch bounds each of its transactions).
+//
+//	go test ./store/sqlite -run '^$' -bench InsertDuringRelease -benchtime 10000x -count 3
+func BenchmarkInsertDuringRelease(b *testing.B) {
+	s := benchStore(b)
+	steps := make([]store.InsertParams, b.N+1)
+	steps[0] = benchJob(0)
+	steps[0].Kind = "step"
+	for i := range b.N {
+		steps[i+1] = benchJob(i + 1)
+		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
+	}
+	if _, err := s.Insert(b.Context(), steps); err != nil {
+		b.Fatal(err)
+	}
+	root, err := s.Claim(b.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"step"}, Max: 1, Owner: "bench", LeaseFor: time.Minute})
+	if err != nil || len(root) != 1 {
+		b.Fatalf("claim of the root: %v, %v", root, err)
+	}
+	stop, inserted := make(chan struct{}), make(chan time.Duration)
+	go func() {
+		var slowest time.Duration
+		defer func() { inserted <- slowest }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			if _, err := s.Insert(b.Context(), []store.InsertParams{benchJob(0)}); err != nil {
+				b.Error(err)
+				return
+			}
+			slowest = max(slowest, time.Since(start))
+		}
+	}()
+	b.ResetTimer()
+	start := time.Now()
+	if _, err := s.Complete(b.Context(), []store.Outcome{completed(root[0])}); err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(start)
+	close(stop)
+	slowest := <-inserted
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(took.Microseconds())/1e3, "release-ms")
+	b.ReportMetric(float64(slowest.Microseconds())/1e3, "slowest-insert-ms")
+}

@@ -68,7 +68,9 @@ func completedSQL(n int) string {
 // completedSQLs[n] is completedSQL(n), as completeSQLs is completeSQL.
 var completedSQLs = bySize(completeChunk, completedSQL)
 
-// Complete records outcomes in one group commit.
+// Complete records outcomes in one group commit. The dependents of the jobs they end are
+// resolved in it up to the store's settle batch, the rest in further transactions before
+// Complete returns (settle.go).
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
 	if err := outcome.Validate(outcomes); err != nil {
 		return nil, fmt.Errorf("sqlite: complete: %w", err)
@@ -77,6 +79,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	applied := make([]bool, len(outcomes))
 	queues := make([]string, len(outcomes))      // of the applied outcomes' jobs
 	states := make([]store.State, len(outcomes)) // the states they ended in
+	var parked bool
 	err := s.write(ctx, func(t *wtx) error {
 		clear(applied)
 		var ends []ended
@@ -89,7 +92,8 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 				round = round[n:]
 			}
 		}
-		if err := resolveIn(t, ends...); err != nil {
+		var err error
+		if parked, err = resolveBounded(t, s.settleBatch, ends...); err != nil {
 			return err
 		}
 		c := make(counts)
@@ -102,6 +106,9 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: complete: %w", err)
+	}
+	if parked && !s.leaveParked {
+		s.afterParked(ctx, "complete")
 	}
 	return applied, nil
 }

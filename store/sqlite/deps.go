@@ -21,6 +21,18 @@ type ended struct {
 // dependent of each: what their ends settle.
 const unlinkSQL = `DELETE FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) RETURNING job_id`
 
+// unlinkSomeSQL is unlinkSQL for at most ?2 edges: those a bounded transaction may still
+// resolve.
+const unlinkSomeSQL = `DELETE FROM job_deps WHERE (dep_id, job_id) IN (
+		SELECT dep_id, job_id FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) LIMIT ?2)
+	RETURNING job_id`
+
+// parkSQL parks the ends ?1 (a JSON object: id → the state it ended in, empty for a job deleted
+// before it ended) that still have edges, for a later transaction to settle (settle.go).
+const parkSQL = `INSERT OR IGNORE INTO job_settling (dep_id, state)
+	SELECT CAST(key AS INTEGER), value FROM json_each(?1)
+	WHERE EXISTS (SELECT 1 FROM job_deps WHERE dep_id = CAST(key AS INTEGER))`
+
 // waitsSQL reads the counts of the dependents ?1 (a JSON array): how many jobs each still waits
 // for, and whether it ignores failed ones. Only a job that waits for more than one has a count;
 // one that waits for one (a fan-out's step) has none, and the end of that one releases it: a
@@ -54,27 +66,32 @@ const cancelDependentsSQL = `UPDATE jobs SET state = 'cancelled', finalized_at =
 	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND NOT ignore_failed_deps
 	RETURNING id, queue, has_dependents`
 
+// unbounded is the budget of a resolution that resolves every edge of its ends.
+const unbounded = -1
+
 // resolveDeps resolves the dependents of the ended jobs, and theirs in turn when they end
 // cancelled, one generation after another: a chain of any length costs no recursion. The jobs
 // that completed are resolved together, a few statements for a whole batch of completions; each
 // other end is resolved alone, for its dependents' errors name it. It records the moves in c and
 // returns what to announce.
-func resolveDeps(x execer, now time.Time, c counts, ends []ended) ([]store.Notification, error) {
-	r := &resolver{x: x, c: c, at: micros(now), stamp: now.UTC().Format(time.RFC3339Nano)}
+//
+// A budget other than unbounded is how many edges it may resolve: the ends whose edges it
+// leaves are parked in job_settling, and parked says so. Each edge is deleted as it is counted,
+// so however the settling is split, a dependent counts each dependency off once.
+func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (notes []store.Notification, parked bool, err error) {
+	r := &resolver{x: x, c: c, at: micros(now), stamp: now.UTC().Format(time.RFC3339Nano), budget: budget}
 	for len(ends) > 0 {
-		var done []int64
-		var failed []ended
+		var done, failed []ended
 		for _, e := range ends {
 			if e.state == store.StateCompleted && !e.deleted {
-				done = append(done, e.id)
+				done = append(done, e)
 			} else {
 				failed = append(failed, e)
 			}
 		}
-		ends = nil
 		if len(done) > 0 {
-			if err := r.resolve(jsonText(done), true, ""); err != nil {
-				return nil, err
+			if err := r.resolve(done, true, ""); err != nil {
+				return nil, false, err
 			}
 		}
 		for _, e := range failed {
@@ -82,13 +99,13 @@ func resolveDeps(x execer, now time.Time, c counts, ends []ended) ([]store.Notif
 			if e.deleted {
 				why = store.DependencyDeletedError(e.id)
 			}
-			if err := r.resolve(jsonText([]int64{e.id}), false, why); err != nil {
-				return nil, err
+			if err := r.resolve([]ended{e}, false, why); err != nil {
+				return nil, false, err
 			}
 		}
 		ends, r.next = r.next, nil
 	}
-	return r.notes, nil
+	return r.notes, r.parked, nil
 }
 
 // resolver resolves one generation of ends; next collects the dependents it cancelled that have
@@ -100,17 +117,37 @@ type resolver struct {
 	stamp string
 	notes []store.Notification
 	next  []ended
+	// budget is how many edges the resolution may still resolve, or unbounded; parked says
+	// it parked an end.
+	budget int
+	parked bool
 }
 
-// resolve settles the dependents of the ended jobs ids (a JSON array): completed, or failed with
+// resolve settles the dependents of the ended jobs: completed, or failed with
 // why for the dependents it cancels. A batch of completions that leaves its dependents waiting,
 // the common case of a fan-in, costs three statements: the edges' delete, the read of the
 // counts, and the count; a fan-out's release, whose dependents wait for one job each, the
 // edges' delete, the read that finds no count, and the release.
-func (r *resolver) resolve(ids string, completed bool, why string) error {
+//
+// Under a budget it takes at most what is left of it and parks the ends whose edges it leaves.
+func (r *resolver) resolve(ends []ended, completed bool, why string) error {
+	if r.budget == 0 {
+		return r.park(ends)
+	}
+	endIDs := make([]int64, len(ends))
+	for i, e := range ends {
+		endIDs[i] = e.id
+	}
+	ids := jsonText(endIDs)
+	query, args := unlinkSQL, []any{ids}
+	if r.budget != unbounded {
+		query, args = unlinkSomeSQL, []any{ids, r.budget}
+	}
 	waited := make(map[int64]int64) // dependent id → how many of the ended jobs it waited for
 	var dependents []int64
-	err := r.each(unlinkSQL, []any{ids}, func(rows *sql.Rows) error {
+	taken := 0
+	err := r.each(query, args, func(rows *sql.Rows) error {
+		taken++
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			return err
@@ -121,8 +158,18 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 		waited[id]++
 		return nil
 	})
-	if err != nil || len(dependents) == 0 {
+	if err != nil {
 		return err
+	}
+	if r.budget != unbounded {
+		if r.budget -= taken; r.budget == 0 {
+			if err := r.park(ends); err != nil {
+				return err
+			}
+		}
+	}
+	if len(dependents) == 0 {
+		return nil
 	}
 	// A dependent with a count these ends bring to zero loses it and is released, as one without
 	// a count is; the others are counted off. A failure counts off only those that ignore it: the
@@ -210,6 +257,28 @@ func (r *resolver) resolve(ids string, completed bool, why string) error {
 	return err
 }
 
+// park parks those of ends whose edges are left.
+func (r *resolver) park(ends []ended) error {
+	states := make(map[string]string, len(ends))
+	for _, e := range ends {
+		st := string(e.state)
+		if e.deleted {
+			st = ""
+		}
+		states[strconv.FormatInt(e.id, 10)] = st
+	}
+	res, err := r.x.exec(parkSQL, jsonText(states))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n > 0 {
+		r.parked = true
+	}
+	return nil
+}
+
 // each runs query and calls row for every row it returns.
 func (r *resolver) each(query string, args []any, row func(*sql.Rows) error) error {
 	rows, err := r.x.query(query, args...)
@@ -228,14 +297,21 @@ func (r *resolver) each(query string, args []any, row func(*sql.Rows) error) err
 // resolveIn resolves the dependents of ends inside the writer's transaction and flushes the
 // counts it moved.
 func resolveIn(t *wtx, ends ...ended) error {
+	_, err := resolveBounded(t, unbounded, ends...)
+	return err
+}
+
+// resolveBounded is resolveIn within budget edges (see resolveDeps): it reports whether it
+// parked ends.
+func resolveBounded(t *wtx, budget int, ends ...ended) (parked bool, err error) {
 	if len(ends) == 0 {
-		return nil
+		return false, nil
 	}
 	c := make(counts)
-	notes, err := resolveDeps(t, t.now, c, ends)
+	notes, parked, err := resolveDeps(t, t.now, c, ends, budget)
 	if err != nil {
-		return err
+		return false, err
 	}
 	t.notify(notes...)
-	return c.flush(t)
+	return parked, c.flush(t)
 }

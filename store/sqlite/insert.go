@@ -168,7 +168,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 			}
 			ends = append(ends, more...)
 		}
-		resolved, err := resolveDeps(x, now, c, ends)
+		resolved, _, err := resolveDeps(x, now, c, ends, unbounded)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -51,6 +51,8 @@ type config struct {
 	// tests make them small.
 	walResetFrames     int
 	checkpointInterval time.Duration
+	// settleBatch: see WithSettleBatch.
+	settleBatch int
 }
 
 func defaults() config {
@@ -63,6 +65,7 @@ func defaults() config {
 		watchInterval:      WatchIntervalDefault,
 		walResetFrames:     walResetFramesDefault,
 		checkpointInterval: CheckpointInterval,
+		settleBatch:        SettleBatchDefault,
 	}
 }
 
@@ -107,6 +110,19 @@ func WithWatchInterval(d time.Duration) Option {
 		if d > 0 {
 			cfg.watchInterval = d
 		}
+	}
+}
+
+// WithSettleBatch sets how many dependency edges one transaction resolves (dependents
+// released, counted off or cancelled) when a completion ends jobs that others wait for; what is
+// left is settled in further transactions, other writes running between them, before Complete
+// returns. n <= 0 is SettleBatchDefault.
+func WithSettleBatch(n int) Option {
+	return func(cfg *config) {
+		if n <= 0 {
+			n = SettleBatchDefault
+		}
+		cfg.settleBatch = n
 	}
 }
 

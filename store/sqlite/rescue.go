@@ -63,13 +63,17 @@ type lostJob struct {
 	owner                    string
 }
 
-// Rescue ends the attempts of running jobs whose lease has passed, oldest lease first. It reads
+// Rescue settles parked dependents (settle.go), then ends the attempts of running jobs whose
+// lease has passed, oldest lease first. It reads
 // them and ends them in one request of the writer, whose write lock keeps every other process
 // from claiming, completing or heartbeating them in between.
 func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
+	// First what a Store that stopped left parked; a failure is logged: it must not keep lost
+	// jobs from rescue.
+	s.settleLeft(ctx)
 	var out []*store.JobRow
 	err := s.write(ctx, func(t *wtx) error {
 		out = nil // a request may run twice (see runGroup)

@@ -24,6 +24,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// With a settle batch of two, a completion whose ends have more dependency edges than that (a
+// fan-out's release, a cascade of cancels) parks the rest, and the Store settles it in further
+// transactions before Complete returns: the whole contract holds as when one transaction
+// resolves everything.
+func TestConformanceSettlingInParts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clk clockwork.Clock) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "rota.db"), sqlite.WithClock(clk), sqlite.WithSettleBatch(2))
+	})
+}
+
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // open opens a store that the test closes when it ends.

@@ -153,6 +153,23 @@ func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 	} else {
 		t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
 	}
+	// The edges into it from what it no longer waits for are left from its last wait: a
+	// dependency whose end is still parked would count it off again.
+	var stale []int64
+	for _, d := range j.DependsOn {
+		if !slices.Contains(waits, d) {
+			stale = append(stale, d)
+		}
+	}
+	if len(stale) > 0 {
+		if _, err := t.exec(`DELETE FROM job_deps WHERE job_id = ? AND dep_id IN (SELECT value FROM json_each(?))`,
+			j.ID, jsonText(stale)); err != nil {
+			return nil, err
+		}
+	}
+	if err := forgetParked(t, j.ID); err != nil {
+		return nil, err
+	}
 	// Available now, as Retry makes it; a pending one keeps its RunAt for its release to judge.
 	return updateJob(t, `UPDATE jobs SET state = ?1, run_at = CASE WHEN ?1 = 'available' THEN ?2 ELSE run_at END,
 			finalized_at = NULL,
