@@ -151,34 +151,42 @@ func (s *Store) changeOrGet(ctx context.Context, q string, id int64) (*store.Job
 
 // deleteSQL deletes a job that is not running. It reads the job's state (before the delete,
 // from its snapshot) alongside the delete, so it tells a running job from a missing one in one
-// round trip: a job that exists and was not deleted is running.
+// round trip. A job the snapshot shows not running that was not deleted changed while the
+// delete waited for its row: another transaction deleted it or claimed it, which a new
+// snapshot tells apart (Delete tries again).
 const deleteSQL = `
 WITH deleted AS (DELETE FROM {schema}.jobs WHERE id = $1 AND state <> 'running' RETURNING id)
-SELECT EXISTS (SELECT 1 FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted),
+SELECT (SELECT state FROM {schema}.jobs WHERE id = $1), EXISTS (SELECT 1 FROM deleted),
 	EXISTS (SELECT 1 FROM {schema}.job_settling WHERE dep_id = $1)`
+
+// deleteTries bounds how often Delete reads a job again that changed while it waited.
+const deleteTries = 3
 
 // Delete removes a job that is not running. The jobs_deleted trigger cancels what waited for
 // it, at the store's time, which the deleted row does not carry: the batch hands it over in the
 // setting rota.now first, for its implicit transaction only. A job that ended with dependents
 // left parked (its completing Store stopped before settling them) has them settled as it ended.
 func (s *Store) Delete(ctx context.Context, id int64) error {
-	var found, deleted, parked bool
-	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('rota.now', coalesce($1::timestamptz, now())::text, true)`, s.now())
-	b.Queue(s.sql(deleteSQL), id).QueryRow(func(r pgx.Row) error { return r.Scan(&found, &deleted, &parked) })
-	err := s.pool.SendBatch(ctx, b).Close()
-	switch {
-	case err != nil:
-		return fmt.Errorf("postgres: delete %d: %w", id, err)
-	case deleted:
-		if parked {
-			s.afterParked(ctx, "delete")
+	for try := 1; ; try++ {
+		var state *string
+		var deleted, parked bool
+		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('rota.now', coalesce($1::timestamptz, now())::text, true)`, s.now())
+		b.Queue(s.sql(deleteSQL), id).QueryRow(func(r pgx.Row) error { return r.Scan(&state, &deleted, &parked) })
+		err := s.pool.SendBatch(ctx, b).Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("postgres: delete %d: %w", id, err)
+		case deleted:
+			if parked {
+				s.afterParked(ctx, "delete")
+			}
+			return nil
+		case state == nil:
+			return fmt.Errorf("postgres: delete %d: %w", id, store.ErrNotFound)
+		case *state == string(store.StateRunning) || try == deleteTries:
+			return fmt.Errorf("postgres: delete %d: %w", id, store.ErrJobRunning)
 		}
-		return nil
-	case found:
-		return fmt.Errorf("postgres: delete %d: %w", id, store.ErrJobRunning)
-	default:
-		return fmt.Errorf("postgres: delete %d: %w", id, store.ErrNotFound)
 	}
 }
 
