@@ -93,7 +93,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 			}
 		}
 		var err error
-		if parked, err = resolveBounded(t, s.settleBatch, ends...); err != nil {
+		if parked, err = resolveBounded(t, ends...); err != nil {
 			return err
 		}
 		c := make(counts)

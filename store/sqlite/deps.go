@@ -76,9 +76,10 @@ const unbounded = -1
 // returns what to announce.
 //
 // A budget other than unbounded is how many edges it may resolve: the ends whose edges it
-// leaves are parked in job_settling, and parked says so. Each edge is deleted as it is counted,
-// so however the settling is split, a dependent counts each dependency off once.
-func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (notes []store.Notification, parked bool, err error) {
+// leaves are parked in job_settling, and parked says so; left is what remains of the budget.
+// Each edge is deleted as it is counted, so however the settling is split, a dependent counts
+// each dependency off once.
+func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (notes []store.Notification, left int, parked bool, err error) {
 	r := &resolver{x: x, c: c, at: micros(now), stamp: now.UTC().Format(time.RFC3339Nano), budget: budget}
 	for len(ends) > 0 {
 		var done, failed []ended
@@ -91,7 +92,7 @@ func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (n
 		}
 		if len(done) > 0 {
 			if err := r.resolve(done, true, ""); err != nil {
-				return nil, false, err
+				return nil, 0, false, err
 			}
 		}
 		for _, e := range failed {
@@ -100,12 +101,12 @@ func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (n
 				why = store.DependencyDeletedError(e.id)
 			}
 			if err := r.resolve([]ended{e}, false, why); err != nil {
-				return nil, false, err
+				return nil, 0, false, err
 			}
 		}
 		ends, r.next = r.next, nil
 	}
-	return r.notes, r.parked, nil
+	return r.notes, r.budget, r.parked, nil
 }
 
 // resolver resolves one generation of ends; next collects the dependents it cancelled that have
@@ -281,7 +282,12 @@ func (r *resolver) park(ends []ended) error {
 
 // each runs query and calls row for every row it returns.
 func (r *resolver) each(query string, args []any, row func(*sql.Rows) error) error {
-	rows, err := r.x.query(query, args...)
+	return scanRows(r.x, query, args, row)
+}
+
+// scanRows runs query and calls row for every row it returns.
+func scanRows(x execer, query string, args []any, row func(*sql.Rows) error) error {
+	rows, err := x.query(query, args...)
 	if err != nil {
 		return err
 	}
@@ -297,21 +303,30 @@ func (r *resolver) each(query string, args []any, row func(*sql.Rows) error) err
 // resolveIn resolves the dependents of ends inside the writer's transaction and flushes the
 // counts it moved.
 func resolveIn(t *wtx, ends ...ended) error {
-	_, err := resolveBounded(t, unbounded, ends...)
-	return err
+	if len(ends) == 0 {
+		return nil
+	}
+	c := make(counts)
+	notes, _, _, err := resolveDeps(t, t.now, c, ends, unbounded)
+	if err != nil {
+		return err
+	}
+	t.notify(notes...)
+	return c.flush(t)
 }
 
-// resolveBounded is resolveIn within budget edges (see resolveDeps): it reports whether it
-// parked ends.
-func resolveBounded(t *wtx, budget int, ends ...ended) (parked bool, err error) {
+// resolveBounded is resolveIn within what is left of the transaction's settle batch (see
+// resolveDeps): it reports whether it parked ends.
+func resolveBounded(t *wtx, ends ...ended) (parked bool, err error) {
 	if len(ends) == 0 {
 		return false, nil
 	}
 	c := make(counts)
-	notes, parked, err := resolveDeps(t, t.now, c, ends, budget)
+	notes, left, parked, err := resolveDeps(t, t.now, c, ends, t.w.settleLeft)
 	if err != nil {
 		return false, err
 	}
+	t.w.settleLeft = left
 	t.notify(notes...)
 	return parked, c.flush(t)
 }

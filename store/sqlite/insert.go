@@ -168,7 +168,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 			}
 			ends = append(ends, more...)
 		}
-		resolved, _, err := resolveDeps(x, now, c, ends, unbounded)
+		resolved, _, _, err := resolveDeps(x, now, c, ends, unbounded)
 		if err != nil {
 			return nil, nil, err
 		}

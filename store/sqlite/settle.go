@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/rotahq/rota/store"
 )
@@ -38,12 +40,17 @@ const takeParkedSQL = `DELETE FROM job_settling WHERE dep_id IN (
 // the store's budget, and reports whether any is left parked.
 func (s *Store) settleOnce(ctx context.Context) (more bool, err error) {
 	err = s.write(ctx, func(t *wtx) error {
+		if t.w.settleLeft == 0 {
+			// Requests before it in its transaction used the batch up: the next one settles.
+			more = true
+			return nil
+		}
 		ends, err := takeParked(t)
 		if err != nil || len(ends) == 0 {
 			more = false
 			return err
 		}
-		parked, err := resolveBounded(t, s.settleBatch, ends...)
+		parked, err := resolveBounded(t, ends...)
 		// Others' parked ends are their Stores' to settle: more says whether this one may
 		// have left some.
 		more = parked || len(ends) == settleEnds
@@ -52,24 +59,41 @@ func (s *Store) settleOnce(ctx context.Context) (more bool, err error) {
 	return more, err
 }
 
-// takeParked takes parked ends out of job_settling.
+// reopenedSQL finds which of the jobs ?1 (a JSON array) exist and have not ended.
+const reopenedSQL = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?1))
+	AND state NOT IN ('completed', 'cancelled', 'discarded', 'expired')`
+
+// takeParked takes parked ends out of job_settling. An end whose job runs again is dropped,
+// not settled: whatever made it run again should have forgotten it (forgetParked), and its
+// edges wait for its next end.
 func takeParked(t *wtx) ([]ended, error) {
-	rows, err := t.query(takeParkedSQL, settleEnds)
-	if err != nil {
-		return nil, err
-	}
 	var ends []ended
-	for rows.Next() {
+	var ids []int64
+	err := scanRows(t, takeParkedSQL, []any{settleEnds}, func(rows *sql.Rows) error {
 		var e ended
 		var state string
 		if err := rows.Scan(&e.id, &state); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		e.state, e.deleted = store.State(state), state == ""
 		ends = append(ends, e)
+		ids = append(ids, e.id)
+		return nil
+	})
+	if err != nil || len(ends) == 0 {
+		return nil, err
 	}
-	return ends, errors.Join(rows.Err(), rows.Close())
+	reopened := make(map[int64]bool)
+	err = scanRows(t, reopenedSQL, []any{jsonText(ids)}, func(rows *sql.Rows) error {
+		var id int64
+		err := rows.Scan(&id)
+		reopened[id] = true
+		return err
+	})
+	if err != nil || len(reopened) == 0 {
+		return ends, err
+	}
+	return slices.DeleteFunc(ends, func(e ended) bool { return reopened[e.id] }), nil
 }
 
 // settleAll settles parked ends until none is left.

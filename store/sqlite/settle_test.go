@@ -279,3 +279,74 @@ func TestRetriedStepLosesStaleEdges(t *testing.T) {
 		t.Fatalf("c after b completed: %v, %v; want available", j, err)
 	}
 }
+
+// Completions that share a transaction share its settle batch: two requests of one group, each
+// ending a root with five dependents, release two dependents in all with a batch of two.
+func TestSettleBatchIsPerTransaction(t *testing.T) {
+	w, db, _ := groupWriter(t)
+	w.settleBatch = 2
+	ctx := t.Context()
+	var roots []int64
+	setup := &request{ctx: ctx, done: make(chan error, 1), fn: func(x *wtx) error {
+		roots = nil
+		for range 2 {
+			res, _, err := insertJobs(x, x.now, []store.InsertParams{settleJob("root")})
+			if err != nil {
+				return err
+			}
+			deps := make([]store.InsertParams, 5)
+			for i := range deps {
+				deps[i] = settleJob("dep")
+				deps[i].DependsOn = []int64{res[0].Job.ID}
+			}
+			if _, _, err := insertJobs(x, x.now, deps); err != nil {
+				return err
+			}
+			roots = append(roots, res[0].Job.ID)
+		}
+		return nil
+	}}
+	w.runGroup([]*request{setup})
+	if setup.err != nil {
+		t.Fatal(setup.err)
+	}
+	var group []*request
+	for _, root := range roots {
+		group = append(group, &request{ctx: ctx, done: make(chan error, 1), fn: func(x *wtx) error {
+			_, err := resolveBounded(x, ended{id: root, state: store.StateCompleted})
+			return err
+		}})
+	}
+	w.runGroup(group)
+	for _, r := range group {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	var released, parked int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM jobs WHERE kind = 'dep' AND state = 'available'),
+		(SELECT count(*) FROM job_settling)`).Scan(&released, &parked); err != nil {
+		t.Fatal(err)
+	}
+	if released != 2 || parked != 2 {
+		t.Fatalf("one transaction with a settle batch of 2: %d dependents released and %d ends parked, want 2 and both", released, parked)
+	}
+}
+
+// A parked end whose job runs again by a path that did not forget it is dropped by the settler,
+// not settled: the dependents left wait for the job's next end.
+func TestSettlerDropsAnEndWhoseJobRunsAgain(t *testing.T) {
+	s, root, dependents := parkedRelease(t)
+	if _, err := s.db.ExecContext(t.Context(), `UPDATE jobs SET state = 'available', finalized_at = NULL WHERE id = ?`, root.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rescue(t.Context(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
+		t.Fatalf("after the settler: %v, want 2 released and 3 still waiting", n)
+	}
+	if n := rowsOf(t, s, "job_settling"); n != 0 {
+		t.Fatalf("%d ends parked after the settler, want none", n)
+	}
+}

@@ -43,8 +43,6 @@ type Store struct {
 	path   string
 	mu     sync.RWMutex // orders closing against sends on w.reqs
 	closed bool
-	// settleBatch bounds the edges a completion or a settling resolves (WithSettleBatch).
-	settleBatch int
 	// leaveParked, set by tests, makes Complete return without settling what it parked, as a
 	// Store whose process died right after the completion committed.
 	leaveParked bool
@@ -75,8 +73,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	dsn := dataSource(path, cfg)
-	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval, path: path,
-		settleBatch: cfg.settleBatch}
+	s := &Store{clk: cfg.clock, log: cfg.logger, watchInterval: cfg.watchInterval, path: path}
 	s.hub = fanout.New(subscriberBuffer)
 	var err error
 	// The writer waits for the write lock itself (see writer.begin): no busy handler on its
@@ -112,6 +109,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	cdb.SetMaxOpenConns(1)
 	s.w = newWriter(conn, cfg.clock, cfg.logger, s.hub.Publish)
 	s.w.busyTimeout = cfg.busyTimeout
+	s.w.settleBatch = cfg.settleBatch
 	s.cp = newCheckpointer(cdb, cfg.logger, cfg, func() { s.w.resetDue.Store(true) })
 	go s.cp.run()
 	s.w.committed = s.cp.wrote

@@ -45,6 +45,10 @@ type writer struct {
 	// resetDue is set by the checkpointer when the WAL has grown long: the writer finishes a
 	// checkpoint before its next transaction (see checkpoint.go).
 	resetDue atomic.Bool
+	// settleBatch is how many dependency edges the requests of one transaction may resolve
+	// under a bound (completions, settlings: see settle.go), and settleLeft what is left of it
+	// in the transaction being run: a group of many completions shares one bound.
+	settleBatch, settleLeft int
 }
 
 type request struct {
@@ -147,6 +151,7 @@ func (w *writer) tryGroup(group []*request, savepoints bool) (retry bool) {
 	for _, r := range group {
 		r.err, r.notes = nil, nil
 	}
+	w.settleLeft = w.settleBatch
 	if err := w.begin(); err != nil {
 		w.failAll(group, fmt.Errorf("begin: %w", err))
 		return false
