@@ -2,13 +2,14 @@ package postgres
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/storetest"
 )
 
 // claimedRoot inserts a root job with n dependents on s and claims the root.
@@ -78,6 +79,21 @@ func discarded(j *store.JobRow) store.Outcome {
 	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
 }
 
+// The shared settling scenarios, on a store that settles two edges per transaction.
+func TestSettling(t *testing.T) {
+	storetest.Settling(t, storetest.Parking{
+		Open: func(t *testing.T, clk clockwork.Clock) store.Store {
+			return open(t, WithClock(clk), WithSettleBatch(2))
+		},
+		CompleteLeavingParked: func(t *testing.T, s store.Store, o store.Outcome) {
+			endLeavingParked(t, s.(*Store), o)
+		},
+		Left: func(t *testing.T, s store.Store) (parked, edges int) {
+			return count(t, s.(*Store), "job_settling"), count(t, s.(*Store), "job_deps")
+		},
+	})
+}
+
 // parkedRelease completes a root with five dependents on a store settling two edges per
 // transaction, as a Store whose process died right after its completion committed: two
 // dependents released, three parked.
@@ -93,69 +109,6 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
 		t.Fatalf("%d ends parked, want the root's", n)
 	}
 	return s, root, dependents
-}
-
-// A completion that parks settles the rest before Complete returns: its caller sees every
-// dependent released, over several settling transactions, and nothing is left behind.
-func TestCompleteSettlesWhatItParked(t *testing.T) {
-	s := open(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 7)
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after Complete")
-}
-
-// What a Store left parked when it died is settled by the leader's rescuer.
-func TestParkedDependentsSettledByRescue(t *testing.T) {
-	s, _, dependents := parkedRelease(t)
-	if _, err := s.Rescue(t.Context(), 10); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after the rescuer")
-}
-
-// A completed job deleted while its dependents are parked releases them as its completion
-// would have: the delete is not taken for a failed dependency.
-func TestDeleteOfParkedDependencyReleases(t *testing.T) {
-	s, root, dependents := parkedRelease(t)
-	if err := s.Delete(t.Context(), root.ID); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after the delete")
-}
-
-// A parked end whose job is made to run again is forgotten: the dependents left wait for the
-// job's next end instead of being settled by the one it had.
-func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
-	s := open(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 5)
-	endLeavingParked(t, s, discarded(root))
-	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
-		t.Fatalf("after the discard: %v, want 2 cancelled and 3 parked pending", n)
-	}
-	if _, err := s.Retry(t.Context(), root.ID); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, s, "job_settling"); n != 0 {
-		t.Fatalf("%d ends parked after the retry, want none", n)
-	}
-	if _, err := s.Rescue(t.Context(), 10); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StatePending] != 3 {
-		t.Fatalf("after the retry: %v, want the 3 still waiting", n)
-	}
-	again, err := s.Claim(t.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
-	if err != nil || len(again) != 1 {
-		t.Fatalf("claim again: %v, %v", again, err)
-	}
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: again[0].Fence, State: store.StateCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StateAvailable] != 3 {
-		t.Fatalf("after the second end: %v, want 2 cancelled and 3 released", n)
-	}
 }
 
 // openSettler starts a settler's transaction that settles one edge of the parked end and parks
@@ -203,52 +156,6 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 	}
 	if n := countStates(t, s, dependents); n[store.StateCancelled] != 3 || n[store.StatePending] != 2 {
 		t.Fatalf("after the retry: %v, want 3 cancelled and 2 waiting", n)
-	}
-}
-
-// A workflow retried while its failed step's end is still parked keeps that step flagged as
-// having dependents, though no retried step waits for it (its dependents run anyway, and none
-// failed): the dependents its parked edges lead to are released by its next end instead of
-// waiting for ever.
-func TestRetryWorkflowKeepsParkedEdges(t *testing.T) {
-	s := open(t, WithSettleBatch(2))
-	ctx := t.Context()
-	ps := make([]store.InsertParams, 6)
-	for i := range ps {
-		ps[i] = job("dep")
-		ps[i].Workflow, ps[i].Step = "wf", "s"+strconv.Itoa(i)
-		if i > 0 {
-			ps[i].DependsOnIndex = []int{0}
-			ps[i].IgnoreFailedDeps = true
-		}
-	}
-	ps[0].Kind = "root"
-	var dependents []int64
-	for _, r := range mustInsert(t, s, ps...)[1:] {
-		dependents = append(dependents, r.Job.ID)
-	}
-	claim := func() *store.JobRow {
-		t.Helper()
-		c, err := s.Claim(ctx, store.ClaimParams{Queue: "default", Kinds: []string{"root"}, Max: 1, Owner: "n", LeaseFor: time.Minute})
-		if err != nil || len(c) != 1 {
-			t.Fatalf("claim: %v, %v", c, err)
-		}
-		return c[0]
-	}
-	root := claim()
-	endLeavingParked(t, s, discarded(root))
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
-		t.Fatalf("after the discard: %v, want 2 released and 3 parked pending", n)
-	}
-	if _, err := s.RetryWorkflow(ctx, "wf"); err != nil {
-		t.Fatal(err)
-	}
-	root = claim()
-	if _, err := s.Complete(ctx, []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the retried step completed: %v, want all %d available", n, len(dependents))
 	}
 }
 

@@ -1,32 +1,15 @@
 package redis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/rotahq/rota/store"
-)
+	"github.com/jonboulle/clockwork"
 
-// parkedRelease inserts a root with five dependents on a store settling two per call, claims
-// the root and completes it with one script call, as a Store whose process died right after
-// would have: two dependents released, three parked.
-func parkedRelease(t *testing.T) (*Store, *store.JobRow, []*store.JobRow) {
-	t.Helper()
-	s := open(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 5)
-	out := []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}
-	v, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, s.completeArgs(out)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, parked := unwrapParked(v); !parked {
-		t.Fatal("a release of five dependents two at a time parked nothing")
-	}
-	if got := countStates(t, s, dependents)[store.StateAvailable]; got != 2 {
-		t.Fatalf("%d dependents released by the completing call, want the batch of 2", got)
-	}
-	return s, root, dependents
-}
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/storetest"
+)
 
 // claimedRoot inserts a root job with n dependents and claims the root.
 func claimedRoot(t *testing.T, s *Store, n int) (*store.JobRow, []*store.JobRow) {
@@ -54,45 +37,56 @@ func countStates(t *testing.T, s *Store, rows []*store.JobRow) map[store.State]i
 	return n
 }
 
-// What a Store left parked when it died is settled by the leader's rescuer, and leaves nothing
-// behind: no parked end, no edge.
-func TestParkedDependentsSettledByRescue(t *testing.T) {
-	s, _, dependents := parkedRelease(t)
-	if _, err := s.Rescue(t.Context(), 10); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the rescuer: %v, want all %d available", n, len(dependents))
-	}
-	if n, err := s.rdb.HLen(t.Context(), s.prefix+"settling").Result(); err != nil || n != 0 {
-		t.Fatalf("settling holds %d ends (%v), want none", n, err)
-	}
-	if keys := depKeys(t, s); len(keys) != 0 {
-		t.Fatalf("edges left: %v", keys)
-	}
+// The shared settling scenarios, on a store that settles two edges per transaction.
+func TestSettling(t *testing.T) {
+	storetest.Settling(t, storetest.Parking{
+		Open: func(t *testing.T, clk clockwork.Clock) store.Store {
+			return open(t, WithClock(clk), WithSettleBatch(2))
+		},
+		CompleteLeavingParked: func(t *testing.T, st store.Store, o store.Outcome) {
+			s := st.(*Store)
+			if _, err := s.write(t.Context(), scriptComplete, s.argv(scriptComplete, s.completeArgs([]store.Outcome{o}))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Left: func(t *testing.T, st store.Store) (parked, edges int) {
+			s := st.(*Store)
+			n, err := s.rdb.HLen(t.Context(), s.prefix+"settling").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(n), len(edgesLeft(t, s))
+		},
+	})
 }
 
-// A completed job deleted while its dependents are parked releases them as its completion
-// would have: the delete is not taken for a failed dependency.
-func TestDeleteOfParkedDependencyReleases(t *testing.T) {
-	s, root, dependents := parkedRelease(t)
-	if err := s.Delete(t.Context(), root.ID); err != nil {
+// edgesLeft lists the dependency edges s holds: the members of its dep sets and the inline
+// edges of its job hashes.
+func edgesLeft(t *testing.T, s *Store) []string {
+	t.Helper()
+	ctx := t.Context()
+	var edges []string
+	sets, err := s.rdb.Keys(ctx, s.prefix+"dep:*").Result()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the delete: %v, want all %d available", n, len(dependents))
+	for _, k := range sets {
+		m, err := s.rdb.SMembers(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range m {
+			edges = append(edges, k+" -> "+x)
+		}
 	}
-}
-
-// A call that parks settles the rest before it returns: its caller sees every dependent
-// released, over several calls of the settle script.
-func TestCompleteSettlesWhatItParked(t *testing.T) {
-	s := open(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 7)
-	if _, err := s.Complete(t.Context(), []store.Outcome{{ID: root.ID, Fence: root.Fence, State: store.StateCompleted}}); err != nil {
+	jobs, err := s.rdb.Keys(ctx, s.prefix+"j:*").Result()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after Complete: %v, want all %d available", n, len(dependents))
+	for _, k := range jobs {
+		if dp, err := s.rdb.HGet(ctx, k, "dp").Result(); err == nil && strings.HasPrefix(dp, "=") {
+			edges = append(edges, k+" -> "+dp[1:])
+		}
 	}
+	return edges
 }

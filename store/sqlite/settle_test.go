@@ -1,11 +1,13 @@
 package sqlite
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/storetest"
 )
 
 // settleJob is a job of kind k that runs once.
@@ -71,18 +73,6 @@ func rowsOf(t *testing.T, s *Store, table string) int {
 	return n
 }
 
-// allReleased checks that every dependent is available and that nothing is left parked or
-// waiting: no parked end, no edge.
-func allReleased(t *testing.T, s *Store, dependents []int64, when string) {
-	t.Helper()
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("%s: %v, want all %d available", when, n, len(dependents))
-	}
-	if p, e := rowsOf(t, s, "job_settling"), rowsOf(t, s, "job_deps"); p != 0 || e != 0 {
-		t.Fatalf("%s: %d parked ends and %d edges left, want none", when, p, e)
-	}
-}
-
 // endLeavingParked writes outcome o as a Store whose process died right after the write
 // committed would have: what it parked stays parked.
 func endLeavingParked(t *testing.T, s *Store, o store.Outcome) {
@@ -94,13 +84,27 @@ func endLeavingParked(t *testing.T, s *Store, o store.Outcome) {
 	}
 }
 
-// discarded is the outcome that discards a claimed job.
+func completedOutcome(j *store.JobRow) store.Outcome {
+	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+}
+
 func discarded(j *store.JobRow) store.Outcome {
 	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
 }
 
-func completedOutcome(j *store.JobRow) store.Outcome {
-	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
+// The shared settling scenarios, on a store that settles two edges per transaction.
+func TestSettling(t *testing.T) {
+	storetest.Settling(t, storetest.Parking{
+		Open: func(t *testing.T, clk clockwork.Clock) store.Store {
+			return openTemp(t, WithClock(clk), WithSettleBatch(2))
+		},
+		CompleteLeavingParked: func(t *testing.T, s store.Store, o store.Outcome) {
+			endLeavingParked(t, s.(*Store), o)
+		},
+		Left: func(t *testing.T, s store.Store) (parked, edges int) {
+			return rowsOf(t, s.(*Store), "job_settling"), rowsOf(t, s.(*Store), "job_deps")
+		},
+	})
 }
 
 // parkedRelease completes a root with five dependents on a store settling two edges per
@@ -114,127 +118,7 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
 	if got := countStates(t, s, dependents)[store.StateAvailable]; got != 2 {
 		t.Fatalf("%d dependents released by the completing transaction, want the batch of 2", got)
 	}
-	if n := rowsOf(t, s, "job_settling"); n != 1 {
-		t.Fatalf("%d ends parked, want the root's", n)
-	}
 	return s, root, dependents
-}
-
-// A completion that parks settles the rest before Complete returns: its caller sees every
-// dependent released, over several settling transactions, and nothing is left behind.
-func TestCompleteSettlesWhatItParked(t *testing.T) {
-	s := openTemp(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 7)
-	if _, err := s.Complete(t.Context(), []store.Outcome{completedOutcome(root)}); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after Complete")
-}
-
-// A failure that parks cancels the rest as its first transaction would have, cascades
-// included: each cancelled dependent's own dependents are cancelled in turn, however the
-// settling is split.
-func TestParkedFailureCancelsThroughCascades(t *testing.T) {
-	s := openTemp(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 3)
-	var grand []int64
-	for _, d := range dependents {
-		p := settleJob("grand")
-		p.DependsOn = []int64{d}
-		grand = append(grand, mustInsert(t, s, p)[0].Job.ID)
-	}
-	if _, err := s.Complete(t.Context(), []store.Outcome{discarded(root)}); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, append(dependents, grand...)); n[store.StateCancelled] != 6 {
-		t.Fatalf("after the discard: %v, want all 6 cancelled", n)
-	}
-	if p, e := rowsOf(t, s, "job_settling"), rowsOf(t, s, "job_deps"); p != 0 || e != 0 {
-		t.Fatalf("%d parked ends and %d edges left, want none", p, e)
-	}
-}
-
-// What a Store left parked when it died is settled by the leader's rescuer.
-func TestParkedDependentsSettledByRescue(t *testing.T) {
-	s, _, dependents := parkedRelease(t)
-	if _, err := s.Rescue(t.Context(), 10); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after the rescuer")
-}
-
-// A completed job deleted while its dependents are parked releases them as its completion
-// would have: the delete is not taken for a failed dependency.
-func TestDeleteOfParkedDependencyReleases(t *testing.T) {
-	s, root, dependents := parkedRelease(t)
-	if err := s.Delete(t.Context(), root.ID); err != nil {
-		t.Fatal(err)
-	}
-	allReleased(t, s, dependents, "after the delete")
-}
-
-// A parked end whose job is made to run again is forgotten: the dependents left wait for the
-// job's next end instead of being settled by the one it had.
-func TestRetriedJobForgetsItsParkedEnd(t *testing.T) {
-	s := openTemp(t, WithSettleBatch(2))
-	root, dependents := claimedRoot(t, s, 5)
-	endLeavingParked(t, s, discarded(root))
-	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
-		t.Fatalf("after the discard: %v, want 2 cancelled and 3 parked pending", n)
-	}
-	if _, err := s.Retry(t.Context(), root.ID); err != nil {
-		t.Fatal(err)
-	}
-	if n := rowsOf(t, s, "job_settling"); n != 0 {
-		t.Fatalf("%d ends parked after the retry, want none", n)
-	}
-	if _, err := s.Rescue(t.Context(), 10); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StatePending] != 3 {
-		t.Fatalf("after the retry: %v, want the 3 still waiting", n)
-	}
-	if _, err := s.Complete(t.Context(), []store.Outcome{completedOutcome(claimOne(t, s, "root"))}); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StateCancelled] != 2 || n[store.StateAvailable] != 3 {
-		t.Fatalf("after the second end: %v, want 2 cancelled and 3 released", n)
-	}
-}
-
-// A workflow retried while its failed step's end is still parked keeps that step's edges,
-// though no retried step waits for it (its dependents run anyway, and none failed): the
-// dependents they lead to are released by its next end instead of waiting for ever.
-func TestRetryWorkflowKeepsParkedEdges(t *testing.T) {
-	s := openTemp(t, WithSettleBatch(2))
-	ctx := t.Context()
-	ps := make([]store.InsertParams, 6)
-	for i := range ps {
-		ps[i] = settleJob("dep")
-		ps[i].Workflow, ps[i].Step = "wf", "s"+strconv.Itoa(i)
-		if i > 0 {
-			ps[i].DependsOnIndex = []int{0}
-			ps[i].IgnoreFailedDeps = true
-		}
-	}
-	ps[0].Kind = "root"
-	var dependents []int64
-	for _, r := range mustInsert(t, s, ps...)[1:] {
-		dependents = append(dependents, r.Job.ID)
-	}
-	endLeavingParked(t, s, discarded(claimOne(t, s, "root")))
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
-		t.Fatalf("after the discard: %v, want 2 released and 3 parked pending", n)
-	}
-	if _, err := s.RetryWorkflow(ctx, "wf"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Complete(ctx, []store.Outcome{completedOutcome(claimOne(t, s, "root"))}); err != nil {
-		t.Fatal(err)
-	}
-	if n := countStates(t, s, dependents); n[store.StateAvailable] != len(dependents) {
-		t.Fatalf("after the retried step completed: %v, want all %d available", n, len(dependents))
-	}
 }
 
 // A step retried while a dependency it no longer waits for has its end parked is not counted
