@@ -1,14 +1,12 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jonboulle/clockwork"
 
@@ -284,11 +282,7 @@ func TestUniqueWaitsForConcurrentTx(t *testing.T) {
 	ctx := t.Context()
 	p := job("k")
 	p.UniqueKey = "k1"
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	tx, pid := openTx(t, s)
 	first, err := s.InsertTx(ctx, tx, []store.InsertParams{p})
 	if err != nil {
 		t.Fatal(err)
@@ -302,40 +296,13 @@ func TestUniqueWaitsForConcurrentTx(t *testing.T) {
 		res, err := s.Insert(ctx, []store.InsertParams{p})
 		done <- result{res, err}
 	}()
-	waitForLockWait(t, s)
+	waitBlockedBy(t, s, pid, "the concurrent insert")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
 	if r.err != nil || !r.res[0].Duplicate || r.res[0].Job.ID != first[0].Job.ID {
 		t.Fatalf("concurrent insert: %+v, %v; want a duplicate of %d", r.res, r.err, first[0].Job.ID)
-	}
-}
-
-// waitForLockWait returns once some backend of the test's database waits on a lock: the signal
-// that a concurrent statement has reached the conflict.
-func waitForLockWait(t *testing.T, s *Store) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	for {
-		var waiting bool
-		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%jobs%')`).Scan(&waiting)
-		if err != nil {
-			t.Fatalf("waiting for the concurrent insert to block: %v", err)
-		}
-		if waiting {
-			return
-		}
-		if _, err := conn.Exec(ctx, `SELECT pg_sleep(0.01)`); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			t.Fatal(err)
-		}
 	}
 }
 

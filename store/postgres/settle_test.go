@@ -74,11 +74,6 @@ func endLeavingParked(t *testing.T, s *Store, o store.Outcome) {
 	}
 }
 
-// discarded is the outcome that discards a claimed job.
-func discarded(j *store.JobRow) store.Outcome {
-	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
-}
-
 // The shared settling scenarios, on a store that settles two edges per transaction.
 func TestSettling(t *testing.T) {
 	storetest.Settling(t, storetest.Parking{
@@ -112,15 +107,12 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
 }
 
 // openSettler starts a settler's transaction that settles one edge of the parked end and parks
-// it again, and leaves it open (rolled back when the test ends unless committed).
-func openSettler(t *testing.T, s *Store) pgx.Tx {
+// it again, and leaves it open (rolled back when the test ends unless committed); it returns
+// the transaction and its backend's pid.
+func openSettler(t *testing.T, s *Store) (pgx.Tx, uint32) {
 	t.Helper()
 	ctx := t.Context()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	tx, pid := openTx(t, s)
 	if _, err := tx.Exec(ctx, resolvePrefixSQL, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +120,7 @@ func openSettler(t *testing.T, s *Store) pgx.Tx {
 	if err := tx.QueryRow(ctx, s.sql(settleSQL), s.now(), settleEnds).Scan(&more); err != nil || !more {
 		t.Fatalf("settle_parked = %v, %v; want the end parked again", more, err)
 	}
-	return tx
+	return tx, pid
 }
 
 // A job made to run again while a settler works on its parked end waits for the settler, then
@@ -137,14 +129,14 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 	s := open(t, WithSettleBatch(2))
 	ctx := t.Context()
 	root, dependents := claimedRoot(t, s, 5)
-	endLeavingParked(t, s, discarded(root))
-	tx := openSettler(t, s)
+	endLeavingParked(t, s, storetest.Discarded(root))
+	tx, pid := openSettler(t, s)
 	retried := make(chan error, 1)
 	go func() {
 		_, err := s.Retry(ctx, root.ID)
 		retried <- err
 	}()
-	waitForLockWait(t, s)
+	waitBlockedBy(t, s, pid, "Retry")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +156,7 @@ func TestRetryWaitsForAConcurrentSettler(t *testing.T) {
 func TestSettlerLeavesEndsHeldByAnother(t *testing.T) {
 	s, _, dependents := parkedRelease(t)
 	ctx := t.Context()
-	tx := openSettler(t, s)
+	tx, _ := openSettler(t, s)
 	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := s.settleAll(waitCtx); err != nil {
@@ -187,7 +179,7 @@ func TestSettlerLeavesAnEndWhoseJobIsHeld(t *testing.T) {
 	s := open(t, WithSettleBatch(2))
 	ctx := t.Context()
 	root, dependents := claimedRoot(t, s, 5)
-	endLeavingParked(t, s, discarded(root))
+	endLeavingParked(t, s, storetest.Discarded(root))
 	// A RetryWorkflow, caught between locking its steps and making them run again.
 	tx, pid := openTx(t, s)
 	if _, err := tx.Exec(ctx, s.sql(`SELECT 1 FROM {schema}.jobs WHERE id = $1 FOR UPDATE`), root.ID); err != nil {

@@ -60,25 +60,12 @@ func TestSettling(t *testing.T) {
 	})
 }
 
-// edgesLeft lists the dependency edges s holds: the members of its dep sets and the inline
-// edges of its job hashes.
+// edgesLeft lists what s keeps of dependency edges: its dep sets and release entries
+// (depKeys) and the inline edges of its job hashes.
 func edgesLeft(t *testing.T, s *Store) []string {
 	t.Helper()
 	ctx := t.Context()
-	var edges []string
-	sets, err := s.rdb.Keys(ctx, s.prefix+"dep:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range sets {
-		m, err := s.rdb.SMembers(ctx, k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, x := range m {
-			edges = append(edges, k+" -> "+x)
-		}
-	}
+	edges := depKeys(t, s)
 	jobs, err := s.rdb.Keys(ctx, s.prefix+"j:*").Result()
 	if err != nil {
 		t.Fatal(err)

@@ -158,6 +158,26 @@ func drainKind(b *testing.B, s *sqlite.Store, kind string, outcome func(*store.J
 	}
 }
 
+// fanOut is a workflow of kind "step": a root, n steps waiting for it and, with final, a last
+// step waiting for them all.
+func fanOut(n int, final bool) []store.InsertParams {
+	steps := make([]store.InsertParams, n+1, n+2)
+	steps[0] = benchJob(0)
+	steps[0].Kind = "step"
+	all := make([]int, n)
+	for i := range n {
+		steps[i+1] = benchJob(i + 1)
+		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
+		all[i] = i + 1
+	}
+	if final {
+		last := benchJob(n + 1)
+		last.Kind, last.Workflow, last.DependsOnIndex = "step", "fan", all
+		steps = append(steps, last)
+	}
+	return steps
+}
+
 // BenchmarkFanOutIn drains, on one store, b.N plain jobs and then a workflow of b.N steps
 // waiting for one root and one final step waiting for them all, both in calls of 100 with no
 // runtime around them: what a step costs the store (its release, its edges) against a plain
@@ -167,19 +187,10 @@ func drainKind(b *testing.B, s *sqlite.Store, kind string, outcome func(*store.J
 func BenchmarkFanOutIn(b *testing.B) {
 	s := benchStore(b)
 	plain := make([]store.InsertParams, b.N)
-	steps := make([]store.InsertParams, b.N+2)
-	steps[0] = benchJob(0)
-	steps[0].Kind = "step"
-	deps := make([]int, b.N) // the final step's
-	for i := range b.N {
+	for i := range plain {
 		plain[i] = benchJob(i)
-		steps[i+1] = benchJob(i + 1)
-		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
-		deps[i] = i + 1
 	}
-	steps[b.N+1] = benchJob(b.N + 1)
-	steps[b.N+1].Kind, steps[b.N+1].Workflow, steps[b.N+1].DependsOnIndex = "step", "fan", deps
-	for _, ps := range [][]store.InsertParams{plain, steps} {
+	for _, ps := range [][]store.InsertParams{plain, fanOut(b.N, true)} {
 		if _, err := s.Insert(b.Context(), ps); err != nil {
 			b.Fatal(err)
 		}
@@ -208,14 +219,7 @@ func BenchmarkFanOutIn(b *testing.B) {
 //	go test ./store/sqlite -run '^$' -bench InsertDuringRelease -benchtime 10000x -count 3
 func BenchmarkInsertDuringRelease(b *testing.B) {
 	s := benchStore(b)
-	steps := make([]store.InsertParams, b.N+1)
-	steps[0] = benchJob(0)
-	steps[0].Kind = "step"
-	for i := range b.N {
-		steps[i+1] = benchJob(i + 1)
-		steps[i+1].Kind, steps[i+1].Workflow, steps[i+1].DependsOnIndex = "step", "fan", []int{0}
-	}
-	if _, err := s.Insert(b.Context(), steps); err != nil {
+	if _, err := s.Insert(b.Context(), fanOut(b.N, false)); err != nil {
 		b.Fatal(err)
 	}
 	root, err := s.Claim(b.Context(), store.ClaimParams{Queue: "default", Kinds: []string{"step"}, Max: 1, Owner: "bench", LeaseFor: time.Minute})

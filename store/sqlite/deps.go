@@ -147,7 +147,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 	waited := make(map[int64]int64) // dependent id → how many of the ended jobs it waited for
 	var dependents []int64
 	taken := 0
-	err := r.each(query, args, func(rows *sql.Rows) error {
+	err := scanRows(r.x, query, args, func(rows *sql.Rows) error {
 		taken++
 		var id int64
 		if err := rows.Scan(&id); err != nil {
@@ -178,7 +178,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 	var gone []int64               // dependents whose count these ends take to zero
 	held := make(map[int64]bool)   // those they leave counted, or cancel: not released
 	left := make(map[string]int64) // those left above zero: id → how many to take off
-	err = r.each(waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
+	err = scanRows(r.x, waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
 		var id, pending int64
 		var ignore bool
 		if err := rows.Scan(&id, &pending, &ignore); err != nil {
@@ -215,7 +215,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 		}
 	}
 	if len(release) > 0 {
-		err := r.each(releaseSQL, []any{jsonText(release), r.at, completed}, func(rows *sql.Rows) error {
+		err := scanRows(r.x, releaseSQL, []any{jsonText(release), r.at, completed}, func(rows *sql.Rows) error {
 			var id int64
 			var q, state string
 			if err := rows.Scan(&id, &q, &state); err != nil {
@@ -232,7 +232,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 		}
 	}
 	if !completed {
-		err := r.each(cancelDependentsSQL, []any{jsonText(dependents), r.at, r.stamp, why}, func(rows *sql.Rows) error {
+		err := scanRows(r.x, cancelDependentsSQL, []any{jsonText(dependents), r.at, r.stamp, why}, func(rows *sql.Rows) error {
 			var id int64
 			var q string
 			var more bool
@@ -280,11 +280,6 @@ func (r *resolver) park(ends []ended) error {
 	return nil
 }
 
-// each runs query and calls row for every row it returns.
-func (r *resolver) each(query string, args []any, row func(*sql.Rows) error) error {
-	return scanRows(r.x, query, args, row)
-}
-
 // scanRows runs query and calls row for every row it returns.
 func scanRows(x execer, query string, args []any, row func(*sql.Rows) error) error {
 	rows, err := x.query(query, args...)
@@ -303,30 +298,31 @@ func scanRows(x execer, query string, args []any, row func(*sql.Rows) error) err
 // resolveIn resolves the dependents of ends inside the writer's transaction and flushes the
 // counts it moved.
 func resolveIn(t *wtx, ends ...ended) error {
-	if len(ends) == 0 {
-		return nil
-	}
-	c := make(counts)
-	notes, _, _, err := resolveDeps(t, t.now, c, ends, unbounded)
-	if err != nil {
-		return err
-	}
-	t.notify(notes...)
-	return c.flush(t)
+	_, _, err := resolveWithin(t, unbounded, ends)
+	return err
 }
 
 // resolveBounded is resolveIn within what is left of the transaction's settle batch (see
 // resolveDeps): it reports whether it parked ends.
 func resolveBounded(t *wtx, ends ...ended) (parked bool, err error) {
+	left, parked, err := resolveWithin(t, t.w.settleLeft, ends)
+	if err == nil {
+		t.w.settleLeft = left
+	}
+	return parked, err
+}
+
+// resolveWithin resolves the dependents of ends within budget edges (see resolveDeps), announces
+// them and flushes the counts it moved; it returns what is left of the budget.
+func resolveWithin(t *wtx, budget int, ends []ended) (left int, parked bool, err error) {
 	if len(ends) == 0 {
-		return false, nil
+		return budget, false, nil
 	}
 	c := make(counts)
-	notes, left, parked, err := resolveDeps(t, t.now, c, ends, t.w.settleLeft)
+	notes, left, parked, err := resolveDeps(t, t.now, c, ends, budget)
 	if err != nil {
-		return false, err
+		return budget, false, err
 	}
-	t.w.settleLeft = left
 	t.notify(notes...)
-	return parked, c.flush(t)
+	return left, parked, c.flush(t)
 }

@@ -84,14 +84,6 @@ func endLeavingParked(t *testing.T, s *Store, o store.Outcome) {
 	}
 }
 
-func completedOutcome(j *store.JobRow) store.Outcome {
-	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
-}
-
-func discarded(j *store.JobRow) store.Outcome {
-	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
-}
-
 // The shared settling scenarios, on a store that settles two edges per transaction.
 func TestSettling(t *testing.T) {
 	storetest.Settling(t, storetest.Parking{
@@ -114,7 +106,7 @@ func parkedRelease(t *testing.T) (*Store, *store.JobRow, []int64) {
 	t.Helper()
 	s := openTemp(t, WithSettleBatch(2))
 	root, dependents := claimedRoot(t, s, 5)
-	endLeavingParked(t, s, completedOutcome(root))
+	endLeavingParked(t, s, storetest.Completed(root))
 	if got := countStates(t, s, dependents)[store.StateAvailable]; got != 2 {
 		t.Fatalf("%d dependents released by the completing transaction, want the batch of 2", got)
 	}
@@ -135,11 +127,11 @@ func TestRetriedStepLosesStaleEdges(t *testing.T) {
 	ps[3].DependsOnIndex = []int{0, 1}
 	res := mustInsert(t, s, ps...)
 	d, c := res[2].Job.ID, res[3].Job.ID
-	if _, err := s.Complete(ctx, []store.Outcome{discarded(claimOne(t, s, "b"))}); err != nil {
+	if _, err := s.Complete(ctx, []store.Outcome{storetest.Discarded(claimOne(t, s, "b"))}); err != nil {
 		t.Fatal(err)
 	}
 	// a completes with one of its two edges settled, d's (edges go in id order), c's parked.
-	endLeavingParked(t, s, completedOutcome(claimOne(t, s, "a")))
+	endLeavingParked(t, s, storetest.Completed(claimOne(t, s, "a")))
 	if n := rowsOf(t, s, "job_settling"); n != 1 {
 		t.Fatalf("%d ends parked, want a's", n)
 	}
@@ -156,7 +148,7 @@ func TestRetriedStepLosesStaleEdges(t *testing.T) {
 	if j, err := s.Get(ctx, c); err != nil || j.State != store.StatePending {
 		t.Fatalf("c: %v, %v; want pending", j, err)
 	}
-	if _, err := s.Complete(ctx, []store.Outcome{completedOutcome(claimOne(t, s, "b"))}); err != nil {
+	if _, err := s.Complete(ctx, []store.Outcome{storetest.Completed(claimOne(t, s, "b"))}); err != nil {
 		t.Fatal(err)
 	}
 	if j, err := s.Get(ctx, c); err != nil || j.State != store.StateAvailable {

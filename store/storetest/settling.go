@@ -109,7 +109,7 @@ func (e *parking) nothingLeft(when string) {
 func (e *parking) parkedRelease() (*store.JobRow, []int64) {
 	e.t.Helper()
 	root, dependents := e.claimedRoot(5)
-	e.leaveParked(completed(root))
+	e.leaveParked(Completed(root))
 	if got := e.states(dependents)[store.StateAvailable]; got != 2 {
 		e.t.Fatalf("%d dependents released by the completing transaction, want the batch of 2", got)
 	}
@@ -119,11 +119,13 @@ func (e *parking) parkedRelease() (*store.JobRow, []int64) {
 	return root, dependents
 }
 
-func completed(j *store.JobRow) store.Outcome {
+// Completed is the outcome that completes claimed job j.
+func Completed(j *store.JobRow) store.Outcome {
 	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}
 }
 
-func discarded(j *store.JobRow) store.Outcome {
+// Discarded is the outcome that discards claimed job j after a failed attempt.
+func Discarded(j *store.JobRow) store.Outcome {
 	return store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateDiscarded, Error: &store.AttemptError{Error: "boom"}}
 }
 
@@ -131,7 +133,7 @@ func discarded(j *store.JobRow) store.Outcome {
 // dependent released, and nothing is left behind.
 func testCompleteSettlesWhatItParked(t *testing.T, e *parking) {
 	root, dependents := e.claimedRoot(7)
-	e.completeOK(completed(root))
+	e.completeOK(Completed(root))
 	e.allReleased(dependents, "after Complete")
 }
 
@@ -145,7 +147,7 @@ func testParkedFailureCancelsThroughCascades(t *testing.T, e *parking) {
 		p.DependsOn = []int64{d}
 		all = append(all, d, e.insertOne(p).ID)
 	}
-	e.completeOK(discarded(root))
+	e.completeOK(Discarded(root))
 	if n := e.states(all); n[store.StateCancelled] != 6 {
 		t.Fatalf("after the discard: %v, want all 6 cancelled", n)
 	}
@@ -175,7 +177,7 @@ func testDeleteOfParkedDependencyReleases(t *testing.T, e *parking) {
 // job's next end instead of being settled by the one it had.
 func testRetriedJobForgetsItsParkedEnd(t *testing.T, e *parking) {
 	root, dependents := e.claimedRoot(5)
-	e.leaveParked(discarded(root))
+	e.leaveParked(Discarded(root))
 	if n := e.states(dependents); n[store.StateCancelled] != 2 || n[store.StatePending] != 3 {
 		t.Fatalf("after the discard: %v, want 2 cancelled and 3 parked pending", n)
 	}
@@ -191,7 +193,7 @@ func testRetriedJobForgetsItsParkedEnd(t *testing.T, e *parking) {
 	if n := e.states(dependents); n[store.StatePending] != 3 {
 		t.Fatalf("after the retry: %v, want the 3 still waiting", n)
 	}
-	e.completeOK(completed(e.claimKind("root")))
+	e.completeOK(Completed(e.claimKind("root")))
 	if n := e.states(dependents); n[store.StateCancelled] != 2 || n[store.StateAvailable] != 3 {
 		t.Fatalf("after the second end: %v, want 2 cancelled and 3 released", n)
 	}
@@ -215,14 +217,14 @@ func testRetryWorkflowKeepsParkedEdges(t *testing.T, e *parking) {
 	for _, j := range e.insert(ps...)[1:] {
 		dependents = append(dependents, j.ID)
 	}
-	e.leaveParked(discarded(e.claimKind("root")))
+	e.leaveParked(Discarded(e.claimKind("root")))
 	if n := e.states(dependents); n[store.StateAvailable] != 2 || n[store.StatePending] != 3 {
 		t.Fatalf("after the discard: %v, want 2 released and 3 parked pending", n)
 	}
 	if _, err := e.s.RetryWorkflow(e.ctx, "wf"); err != nil {
 		t.Fatal(err)
 	}
-	e.completeOK(completed(e.claimKind("root")))
+	e.completeOK(Completed(e.claimKind("root")))
 	if n := e.states(dependents); n[store.StateAvailable] != len(dependents) {
 		t.Fatalf("after the retried step completed: %v, want all %d available", n, len(dependents))
 	}
