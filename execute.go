@@ -220,9 +220,12 @@ func (n *Node) end(ctx context.Context, e *execution, err error) {
 		delete(n.running, e.row.ID)
 	}
 	n.mu.Unlock()
-	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
+	// The slot is free before the outcome is queued, so that the outcome's event, which the
+	// completer may emit at once, never comes before it: whoever reacts to a job's end (a wake-up
+	// for work inserted after it) finds its slot free.
 	e.freeSlot()
 	e.queue.released()
+	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
 	e.cancel(nil)
 	n.jobs.Done()
 }
