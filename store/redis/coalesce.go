@@ -12,10 +12,10 @@ import (
 const coalesceMax = 64
 
 // coalescer gathers Insert calls that arrive while another is in flight into one script call.
-// A script's fixed cost (the call and its arguments, the time, the id, the queue's kinds, the
-// notification: ~93 thousand instructions, ~28 µs of Redis time) is twice what one more job
-// adds to it, and a round trip more, so producers inserting one job at a time from many
-// goroutines pay it once per group rather than once per job. A call that finds fewer than
+// A script's fixed cost (the call and its arguments, the time, the id, the notification: ~55
+// thousand instructions of Redis) is more than what one more job adds to it (~43 thousand), and
+// a round trip more, so producers inserting one job at a time from many goroutines pay it once
+// per group rather than once per job. A call that finds fewer than
 // coalesceInflight groups in flight goes at once: coalescing never delays a lone producer.
 type coalescer struct {
 	// do inserts jobs in one call: the Store's insertNow.

@@ -39,7 +39,7 @@ local function readLimit(scope, name)
   local u = {scope = scope, name = name, max = tonumber(mx), rate = tonumber(rate), period = tonumber(per), running = 0, started = 0}
   if u.max > 0 then
     if scope == 'queue' then
-      u.running = rcall('ZCARD', P .. 'sq:running:' .. name)
+      u.running = rcall('ZCARD', sqKey('running', name))
     else
       u.running = rcall('SCARD', P .. 'kr:' .. name)
     end
@@ -242,8 +242,8 @@ if #plain > 0 then
     byId[2 * i - 1], byId[2 * i] = id, id
     byLease[2 * i - 1], byLease[2 * i] = until_, id
   end
-  variadic('ZREM', P .. 'sq:available:' .. queue, plain)
-  variadic('ZADD', P .. 'sq:running:' .. queue, byId)
+  variadic('ZREM', sqKey('available', queue), plain)
+  variadic('ZADD', sqKey('running', queue), byId)
   variadic('ZADD', P .. 'run', byLease)
   variadic('SADD', P .. 'own:' .. owner, plain)
   for k, g in pairs(byKind) do

@@ -176,11 +176,11 @@ wfRunFlush(wr)
 flushIndex()
 if #plain > 0 then
   variadic('ZREM', P .. 'run', plain)
-  for q, ids in pairs(runQ) do variadic('ZREM', P .. 'sq:running:' .. q, ids) end
+  for q, ids in pairs(runQ) do variadic('ZREM', sqKey('running', q), ids) end
   for o, ids in pairs(own) do variadic('SREM', P .. 'own:' .. o, ids) end
   for k, ids in pairs(kr) do variadic('SREM', P .. 'kr:' .. k, ids) end
   for to, byQueue in pairs(finQ) do
-    for q, pairs_ in pairs(byQueue) do variadic('ZADD', P .. 'sq:' .. to .. ':' .. q, pairs_) end
+    for q, pairs_ in pairs(byQueue) do variadic('ZADD', sqKey(to, q), pairs_) end
   end
   for to, pairs_ in pairs(fin) do variadic('ZADD', P .. 'fin:' .. to, pairs_) end
 end

@@ -33,8 +33,8 @@ local function plainIndex(q, k, p, r, id, state)
 end
 local function flushPlain()
   for q, g in pairs(byQueue) do
-    variadic('ZADD', P .. 'sq:available:' .. q, g.available)
-    variadic('ZADD', P .. 'sq:scheduled:' .. q, g.scheduled)
+    variadic('ZADD', sqKey('available', q), g.available)
+    variadic('ZADD', sqKey('scheduled', q), g.scheduled)
     variadic('ZADD', P .. 'w:' .. q, g.wait)
     flushReady(q, g.ready)
   end
@@ -43,7 +43,7 @@ end
 -- runStart is a run's RunAt ('' for now) as its jobs keep it, and the state they take.
 local function runStart(r)
   if r == '' then return NOWS, 'available' end
-  if tonumber(r) > NOW then return r, 'scheduled' end
+  if tonumber(r) > (NOW or tonumber(NOWS)) then return r, 'scheduled' end
   return r, 'available'
 end
 -- hsetPlain writes a new plain job's hash, its tags and metadata ('' for none) the run's. The
@@ -233,8 +233,11 @@ end
 -- publishInsert tells other Stores that jobs became available in queue q; publishInserts does,
 -- once per queue per call. The origin lets the inserting Store's listener drop the echo: it told
 -- its own subscribers already.
+local function makeInsertMessage(origin, q) return 'i ~' .. origin .. ' ' .. q end
 local function publishInsert(origin, q)
-  rcall('PUBLISH', P .. 'ev', 'i ~' .. origin .. ' ' .. q)
+  local ev, t = NSK.ev, NSK.pub[origin]
+  if not ev then ev = P .. 'ev'; NSK.ev = ev end
+  rcall('PUBLISH', ev, t and t[q] or nskText('pub', origin, q, makeInsertMessage))
 end
 local function publishInserts(origin, avail)
   for q in pairs(avail) do publishInsert(origin, q) end

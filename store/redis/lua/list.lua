@@ -35,7 +35,7 @@ else
   if queue == '' then queues = rcall('SMEMBERS', P .. 'queues') end
   for _, q in ipairs(queues) do
     for _, s in ipairs(states) do
-      local key = P .. 'sq:' .. s .. ':' .. q
+      local key = sqKey(s, q)
       if rcall('EXISTS', key) == 1 then streams[#streams + 1] = key end
     end
   end

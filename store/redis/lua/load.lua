@@ -2,5 +2,5 @@
 -- load: ARGV[4] queue: available count, running count, paused.
 checkMeta()
 local q = ARGV[4]
-return {rcall('ZCARD', P .. 'sq:available:' .. q), rcall('ZCARD', P .. 'sq:running:' .. q),
+return {rcall('ZCARD', sqKey('available', q)), rcall('ZCARD', sqKey('running', q)),
   rcall('SISMEMBER', P .. 'paused', q)}

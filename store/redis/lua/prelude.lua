@@ -18,9 +18,30 @@ local function globals()
 end
 local rcall, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson
 local KEYS, ARGV, P, NOW, NOWS, DEFER, PARKED, RELW
-local FINALS, DEPQ, RELEASED, RKQ, RMEMBER, IXPEND, IXLAST, WFD, WFDROP, RELQ, EDGES = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+local FINALS, DEPQ, RELEASED, NSK, RMEMBER, IXPEND, IXLAST, WFD, WFDROP, RELQ, EDGES = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 local COUNTED, COUNTORDER = {}, {}
-local RKQP, RKQN, RKQMAX = false, 0, 1000
+-- NSK holds texts made from the namespace's prefix that calls repeat (keys, messages), kept
+-- from call to call while they are for one namespace (NSKP), up to NSKMAX of them: a
+-- concatenation costs Redis ~0.6 µs (a new string, hashed, later collected), a lookup a fifth of
+-- that. begin() empties it for another namespace.
+local NSKP, NSKN, NSKMAX = false, 0, 1000
+-- nskText is a text of the namespace kept in NSK[group][a][b], made by make(a, b) on first use.
+-- Its callers look it up themselves first: a call costs about as much as the lookup.
+local function nskText(group, a, b, make)
+  local g = NSK[group]
+  local t = g[a]
+  if not t then
+    t = {}
+    g[a] = t
+  end
+  local text = t[b]
+  if not text then
+    text = make(a, b)
+    t[b] = text
+    NSKN = NSKN + 1
+  end
+  return text
+end
 local function fmt(n) return string.format('%d', n) end
 -- num is the text of a count (a non-negative integer) as a command's argument. Redis turns a Lua
 -- number into an argument with snprintf's %.17g, ~3 times what fmt costs; the texts of counts up
@@ -39,8 +60,10 @@ end
 local USECPAD = {'00000', '0000', '000', '00', '0', ''}
 -- begin starts each call with the call's state tables empty. A table costs Redis ~1.5 µs to
 -- make and collect, and most calls use few of the thirteen, so one left empty by the last call
--- is kept rather than made again.
-local function begin(keys, args)
+-- is kept rather than made again. A lean call (a script that reads none of them, nor NOW: see
+-- script.lean) leaves them as they are, for the next call that uses them empties them first,
+-- and NOW false: thirteen checks and a conversion of the time are a tenth of a one-job insert.
+local function begin(keys, args, lean)
   if not rcall then
     rcall, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson = globals()
   end
@@ -53,11 +76,15 @@ local function begin(keys, args)
     local t = rcall('TIME')
     NOWS = t[1] .. USECPAD[#t[2]] .. t[2]
   end
+  if P ~= NSKP or NSKN > NSKMAX then NSK, NSKP, NSKN = {r = {}, sq = {}, pub = {}}, P, 0 end
+  if lean then
+    NOW = false
+    return
+  end
   NOW = tonumber(NOWS)
   if next(FINALS) then FINALS = {} end
   if next(DEPQ) then DEPQ = {} end
   if next(RELEASED) then RELEASED = {} end
-  if P ~= RKQP or RKQN > RKQMAX then RKQ, RKQP, RKQN = {}, P, 0 end
   if next(RMEMBER) then RMEMBER = {} end
   if next(RELQ) then RELQ = {} end
   if next(IXPEND) then IXPEND = {} end
@@ -98,7 +125,13 @@ end
 -- of any other version, flushed, or never migrated it starts again at 1: newIds reads the meta
 -- hash only then, not at every insert. Migrate renames the counter of the version it moves up
 -- from (migrate.lua), so every version after this one must keep the name's form.
-local function idKey() return P .. 'id:' .. ARGV[3] end
+local function idKey()
+  local key = NSK.id
+  if not key then key = P .. 'id:' .. ARGV[3]; NSK.id = key end
+  return key
+end
+local KINDS, KINDSN, KINDSMAX = {}, 0, 10000
+local function forgetKinds() KINDS, KINDSN = {}, 0 end
 -- newIds takes n ids and returns the first. A counter that starts at 1 is a new namespace, or
 -- one refused by checkMeta: then it is removed again, so that the next insert asks once more.
 -- (A namespace that lost its meta hash but kept its counter is written on: its ids go on from
@@ -106,6 +139,7 @@ local function idKey() return P .. 'id:' .. ARGV[3] end
 local function newIds(n)
   local k = idKey()
   local last = rcall('INCRBY', k, num(n))
+  if last == n then forgetKinds() end
   if last == n and rcall('HGET', KEYS[1], 'version') ~= ARGV[3] then
     rcall('DEL', k)
     checkMeta()
@@ -114,17 +148,18 @@ local function newIds(n)
 end
 
 local function jkey(id) return P .. 'j:' .. id end
--- rkey is a (queue, kind) ready set; the queue is length-prefixed so that no two pairs collide.
--- The queue's part is kept from call to call while they are for one namespace (RKQP), up to
--- RKQMAX queues: #q is a number, and turning it into a string costs ~0.7 µs (printf).
+-- rkey is a (queue, kind) ready set; the queue is length-prefixed so that no two pairs collide
+-- (#q is a number, and turning it into a string costs ~0.7 µs, printf).
+local function makeRkey(q, k) return P .. 'r:' .. #q .. ':' .. q .. ':' .. k end
 local function rkey(q, k)
-  local pre = RKQ[q]
-  if not pre then
-    pre = P .. 'r:' .. #q .. ':' .. q .. ':'
-    RKQ[q] = pre
-    RKQN = RKQN + 1
-  end
-  return pre .. k
+  local t = NSK.r[q]
+  return t and t[k] or nskText('r', q, k, makeRkey)
+end
+-- sqKey is the index of queue q's jobs in state s.
+local function makeSqKey(q, s) return P .. 'sq:' .. s .. ':' .. q end
+local function sqKey(s, q)
+  local t = NSK.sq[q]
+  return t and t[s] or nskText('sq', q, s, makeSqKey)
 end
 -- RMEMBER holds ready-set members a script already read (claim's merge), keyed by job table, so
 -- that none is built again from its job's fields.
@@ -251,7 +286,7 @@ end
 -- unindex takes a job out of every index of its current state.
 local function unindex(h)
   local s, q, id = h.s, h.q, h.i
-  ix('ZREM', P .. 'sq:' .. s .. ':' .. q, id)
+  ix('ZREM', sqKey(s, q), id)
   if s == 'available' then
     ix('ZREM', rkey(q, h.k), rmember(h))
   elseif s == 'scheduled' or s == 'retryable' then
@@ -270,7 +305,7 @@ end
 -- index puts a job into the indexes of its state.
 local function index(h)
   local s, q, id = h.s, h.q, h.i
-  ix('ZADD', P .. 'sq:' .. s .. ':' .. q, id, id)
+  ix('ZADD', sqKey(s, q), id, id)
   if s == 'available' then
     ix('ZADD', rkey(q, h.k), fmt(-tonumber(h.p)), rmember(h))
     -- A job indexed here is in q already, or inserted by a call that names q (insertJobs), so
@@ -526,14 +561,23 @@ end
 -- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), so q is
 -- added there only when k is new to it: an insert of a kind the queue knows makes one call, not
 -- two.
-local function addKind(q, k)
+-- The library remembers, per ready set rk, that its kind is named (KINDS), so that an insert of
+-- a kind it has inserted before makes no call for it. Only prune and migrate take names out, and
+-- a namespace flushed or deleted starts its id counter again: all three forget what it
+-- remembers (forgetKinds), as a restart or a new load of the library does.
+local function addKind(q, k, rk)
+  rk = rk or rkey(q, k)
+  if KINDS[rk] then return end
   if rcall('SADD', P .. 'kq:' .. q, k) == 1 then rcall('SADD', P .. 'queues', q) end
+  if KINDSN >= KINDSMAX then forgetKinds() end
+  KINDS[rk], KINDSN = true, KINDSN + 1
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
 -- and names k for q; flushReady sends the lists addReady gathered for queue q, one per kind.
 local function addReadyList(q, k, l)
-  variadic('ZADD', rkey(q, k), l)
-  addKind(q, k)
+  local rk = rkey(q, k)
+  variadic('ZADD', rk, l)
+  addKind(q, k, rk)
 end
 local function flushReady(q, ready)
   for k, l in pairs(ready) do addReadyList(q, k, l) end
@@ -566,8 +610,8 @@ end
 local function flushReleased()
   if RELW then wfRunFlush(RELW) end
   for q, g in pairs(RELQ) do
-    variadic('ZREM', P .. 'sq:pending:' .. q, g.ids)
-    variadic('ZADD', P .. 'sq:available:' .. q, g.byId)
+    variadic('ZREM', sqKey('pending', q), g.ids)
+    variadic('ZADD', sqKey('available', q), g.byId)
     flushReady(q, g.ready)
   end
   RELQ = {}

@@ -28,14 +28,18 @@ end
 for q in pairs(queues) do
   local any = false
   for _, s in ipairs(STATES) do
-    if rcall('ZCARD', P .. 'sq:' .. s .. ':' .. q) > 0 then
+    if rcall('ZCARD', sqKey(s, q)) > 0 then
       any = true
       break
     end
   end
   -- The queue's kinds go with it: an insert adds a queue to the set only when its kind is new
   -- to the queue (insertrun.lua).
-  if not any then rcall('SREM', P .. 'queues', q); rcall('DEL', P .. 'kq:' .. q) end
+  if not any then
+    rcall('SREM', P .. 'queues', q)
+    rcall('DEL', P .. 'kq:' .. q)
+    forgetKinds()
+  end
 end
 finish()
 return n

@@ -25,7 +25,7 @@ end
 local out = {}
 for _, q in ipairs(rcall('SUNION', P .. 'queues', P .. 'paused')) do
   local r = {q, rcall('SISMEMBER', P .. 'paused', q)}
-  for _, s in ipairs(STATES) do r[#r + 1] = rcall('ZCARD', P .. 'sq:' .. s .. ':' .. q) end
+  for _, s in ipairs(STATES) do r[#r + 1] = rcall('ZCARD', sqKey(s, q)) end
   -- STATES[1] is available.
   if r[3] > 0 then r[#r + 1] = oldest(q) else r[#r + 1] = '' end
   out[#out + 1] = r
