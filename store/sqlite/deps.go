@@ -27,11 +27,28 @@ const unlinkSomeSQL = `DELETE FROM job_deps WHERE (dep_id, job_id) IN (
 		SELECT dep_id, job_id FROM job_deps WHERE dep_id IN (SELECT value FROM json_each(?1)) LIMIT ?2)
 	RETURNING job_id`
 
+// releaseWaitersSQL releases up to ?3 (-1: all) of the pending jobs that wait for one of the
+// completed jobs ?1 (a JSON array) alone (waits_on, schema 0013), to run no earlier than now
+// (?2), as releaseSQL does: one statement over the index, no edge to delete.
+const releaseWaitersSQL = `UPDATE jobs SET state = CASE WHEN run_at > ?2 THEN 'scheduled' ELSE 'available' END,
+		run_at = max(run_at, ?2), waits_on = NULL
+	WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_waits_on
+		WHERE waits_on IN (SELECT value FROM json_each(?1)) AND state = 'pending' LIMIT ?3)
+	RETURNING id, queue, state`
+
+// waitersSQL reads up to ?2 (-1: all) of the pending jobs that wait for one of the jobs ?1 alone:
+// those a failed end cancels, or releases when they ignore it.
+const waitersSQL = `SELECT id FROM jobs INDEXED BY jobs_waits_on
+	WHERE waits_on IN (SELECT value FROM json_each(?1)) AND state = 'pending' LIMIT ?2`
+
 // parkSQL parks the ends ?1 (a JSON object: id → the state it ended in, empty for a job deleted
-// before it ended) that still have edges, for a later transaction to settle (settle.go).
+// before it ended) that still have edges or jobs waiting for them alone, for a later
+// transaction to settle (settle.go).
 const parkSQL = `INSERT OR IGNORE INTO job_settling (dep_id, state)
 	SELECT CAST(key AS INTEGER), value FROM json_each(?1)
-	WHERE EXISTS (SELECT 1 FROM job_deps WHERE dep_id = CAST(key AS INTEGER))`
+	WHERE EXISTS (SELECT 1 FROM job_deps WHERE dep_id = CAST(key AS INTEGER))
+		OR EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_waits_on
+			WHERE waits_on = CAST(key AS INTEGER) AND state = 'pending')`
 
 // waitsSQL reads the counts of the dependents ?1 (a JSON array): how many jobs each still waits
 // for, and whether it ignores failed ones. Only a job that waits for more than one has a count;
@@ -55,13 +72,13 @@ const countOffSQL = `UPDATE job_waits SET pending = pending - d.value
 // while their RunAt is ahead, to run no earlier than now (?2): all of them when their
 // dependencies completed (?3), else those that ignore failed dependencies.
 const releaseSQL = `UPDATE jobs SET state = CASE WHEN run_at > ?2 THEN 'scheduled' ELSE 'available' END,
-		run_at = max(run_at, ?2)
+		run_at = max(run_at, ?2), waits_on = NULL
 	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND (?3 OR ignore_failed_deps)
 	RETURNING id, queue, state`
 
 // cancelDependentsSQL ends cancelled the pending jobs ?1 that do not ignore failed dependencies,
 // recording why (?4) as an error of their attempt, at now (?2, ?3).
-const cancelDependentsSQL = `UPDATE jobs SET state = 'cancelled', finalized_at = ?2,
+const cancelDependentsSQL = `UPDATE jobs SET state = 'cancelled', finalized_at = ?2, waits_on = NULL,
 		errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?3, 'error', ?4))
 	WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'pending' AND NOT ignore_failed_deps
 	RETURNING id, queue, has_dependents`
@@ -77,8 +94,9 @@ const unbounded = -1
 //
 // A budget other than unbounded is how many edges it may resolve: the ends whose edges it
 // leaves are parked in job_settling, and parked says so; left is what remains of the budget.
-// Each edge is deleted as it is counted, so however the settling is split, a dependent counts
-// each dependency off once.
+// Each edge is deleted as it is counted, and a job that waits for one alone (waits_on) leaves
+// pending as it is resolved, so however the settling is split, a dependent counts each
+// dependency off once.
 func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (notes []store.Notification, left int, parked bool, err error) {
 	r := &resolver{x: x, c: c, at: micros(now), stamp: now.UTC().Format(time.RFC3339Nano), budget: budget}
 	for len(ends) > 0 {
@@ -125,12 +143,13 @@ type resolver struct {
 }
 
 // resolve settles the dependents of the ended jobs: completed, or failed with
-// why for the dependents it cancels. A batch of completions that leaves its dependents waiting,
-// the common case of a fan-in, costs three statements: the edges' delete, the read of the
-// counts, and the count; a fan-out's release, whose dependents wait for one job each, the
-// edges' delete, the read that finds no count, and the release.
+// why for the dependents it cancels. A fan-out's release, whose dependents wait for the one job
+// alone, is one statement (releaseWaitersSQL); a batch of completions that leaves its dependents
+// waiting, the common case of a fan-in, costs three: the edges' delete, the read of the
+// counts, and the count.
 //
-// Under a budget it takes at most what is left of it and parks the ends whose edges it leaves.
+// Under a budget it takes at most what is left of it and parks the ends whose dependents it
+// leaves.
 func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 	if r.budget == 0 {
 		return r.park(ends)
@@ -140,33 +159,49 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 		endIDs[i] = e.id
 	}
 	ids := jsonText(endIDs)
-	query, args := unlinkSQL, []any{ids}
-	if r.budget != unbounded {
-		query, args = unlinkSomeSQL, []any{ids, r.budget}
-	}
 	waited := make(map[int64]int64) // dependent id → how many of the ended jobs it waited for
 	var dependents []int64
-	taken := 0
-	err := scanRows(r.x, query, args, func(rows *sql.Rows) error {
-		taken++
+	taken := 0 // what the last query found
+	found := func(rows *sql.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			return err
 		}
+		taken++
 		if waited[id] == 0 {
 			dependents = append(dependents, id)
 		}
 		waited[id]++
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if r.budget != unbounded {
-		if r.budget -= taken; r.budget == 0 {
-			if err := r.park(ends); err != nil {
-				return err
-			}
+	// The jobs that wait for one of them alone first: released at once when it completed, else
+	// judged with the others below.
+	if completed {
+		n, err := r.releaseRows(releaseWaitersSQL, ids, r.at, r.limit())
+		if err != nil {
+			return err
+		}
+		r.spend(n)
+	} else {
+		if err := scanRows(r.x, waitersSQL, []any{ids, r.limit()}, found); err != nil {
+			return err
+		}
+		r.spend(taken)
+	}
+	if r.budget != 0 {
+		query, args := unlinkSQL, []any{ids}
+		if r.budget != unbounded {
+			query, args = unlinkSomeSQL, []any{ids, r.budget}
+		}
+		taken = 0
+		if err := scanRows(r.x, query, args, found); err != nil {
+			return err
+		}
+		r.spend(taken)
+	}
+	if r.budget == 0 {
+		if err := r.park(ends); err != nil {
+			return err
 		}
 	}
 	if len(dependents) == 0 {
@@ -178,7 +213,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 	var gone []int64               // dependents whose count these ends take to zero
 	held := make(map[int64]bool)   // those they leave counted, or cancel: not released
 	left := make(map[string]int64) // those left above zero: id → how many to take off
-	err = scanRows(r.x, waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
+	err := scanRows(r.x, waitsSQL, []any{jsonText(dependents)}, func(rows *sql.Rows) error {
 		var id, pending int64
 		var ignore bool
 		if err := rows.Scan(&id, &pending, &ignore); err != nil {
@@ -215,19 +250,7 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 		}
 	}
 	if len(release) > 0 {
-		err := scanRows(r.x, releaseSQL, []any{jsonText(release), r.at, completed}, func(rows *sql.Rows) error {
-			var id int64
-			var q, state string
-			if err := rows.Scan(&id, &q, &state); err != nil {
-				return err
-			}
-			r.c.move(q, store.StatePending, store.State(state), 1)
-			if state == string(store.StateAvailable) {
-				r.notes = append(r.notes, store.Notification{Topic: store.TopicInsert, Queue: q})
-			}
-			return nil
-		})
-		if err != nil {
+		if _, err := r.releaseRows(releaseSQL, jsonText(release), r.at, completed); err != nil {
 			return err
 		}
 	}
@@ -256,6 +279,41 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 	}
 	_, err = r.x.exec(forgetWaitsSQL, jsonText(cancelled))
 	return err
+}
+
+// releaseRows runs a release (releaseSQL, releaseWaitersSQL), records the moves and the queues
+// given jobs, and returns how many jobs it released.
+func (r *resolver) releaseRows(query string, args ...any) (int, error) {
+	n := 0
+	err := scanRows(r.x, query, args, func(rows *sql.Rows) error {
+		var id int64
+		var q, state string
+		if err := rows.Scan(&id, &q, &state); err != nil {
+			return err
+		}
+		n++
+		r.c.move(q, store.StatePending, store.State(state), 1)
+		if state == string(store.StateAvailable) {
+			r.notes = append(r.notes, store.Notification{Topic: store.TopicInsert, Queue: q})
+		}
+		return nil
+	})
+	return n, err
+}
+
+// limit is what is left of the budget as a LIMIT: -1 for none.
+func (r *resolver) limit() int {
+	if r.budget == unbounded {
+		return -1
+	}
+	return r.budget
+}
+
+// spend takes n dependents off the budget, if there is one.
+func (r *resolver) spend(n int) {
+	if r.budget != unbounded {
+		r.budget -= n
+	}
 }
 
 // park parks those of ends whose edges are left.

@@ -23,11 +23,11 @@ const insertChunk = 96
 // search per parameter.
 var insertSQL, bareSQL = insertStatements(`kind, queue, args, priority, state, max_attempts, run_at,
 	expires_at, unique_key, tags, metadata, schedule, workflow, step, depends_on, ignore_failed_deps,
-	finalized_at, errors, created_at`), insertStatements(`kind, queue, args,
+	finalized_at, errors, waits_on, created_at`), insertStatements(`kind, queue, args,
 	priority, state, max_attempts, run_at, created_at`)
 
 const (
-	insertColumns = 19
+	insertColumns = 20
 	bareColumns   = 8
 )
 
@@ -245,7 +245,7 @@ func insertRows(x execer, now time.Time, params []store.InsertParams, idx []int,
 			}
 			args = append(args, nullMicros(j.ExpiresAt), nullText(p.UniqueKey), tags, nullText(p.Metadata),
 				nullText(p.Schedule), nullText(p.Workflow), nullText(p.Step), deps, j.IgnoreFailedDeps,
-				nullMicros(j.FinalizedAt), errs)
+				nullMicros(j.FinalizedAt), errs, plans[i].waitsOn())
 		}
 		args = append(args, created)
 	}

@@ -157,12 +157,22 @@ func (plan *depPlan) pending() int {
 	return len(plan.waiting)
 }
 
+// waitsOn is the job's waits_on column: the one job it waits for when it waits for one alone
+// (schema 0013), which it then has no edge from; nil otherwise.
+func (plan *depPlan) waitsOn() any {
+	if plan.pending() != 1 {
+		return nil
+	}
+	return plan.waiting[0]
+}
+
 // linkWaits writes, for the inserted jobs res[idx...] that wait for some of their
-// dependencies, the edges from those, their has-dependents flags and the counts of what the
-// jobs that wait for more than one wait for (see waitsSQL: one that waits for one has none).
+// dependencies, the has-dependents flags of those, and for the jobs that wait for more than one
+// (one that waits for one names it in waits_on: see insertRows) the edges from them and the
+// counts of what they wait for.
 // Rows that share a value go in one statement over a JSON array of the others:
-// the edges grouped by dependency or by dependent, whichever makes fewer groups (a fan-out's
-// steps all wait for one job, a fan-in's last step for all of them), the counts by count.
+// the edges grouped by dependency or by dependent, whichever makes fewer groups (a fan-in's last
+// step waits for all of a fan-out's steps), the counts by count.
 func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertResult) error {
 	byDep, byJob := make(map[int64][]int64), make(map[int64][]int64)
 	var deps, jobs []int64 // the keys of byDep and byJob, in order
@@ -172,10 +182,21 @@ func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertRe
 	}
 	waits := make(map[count][]int64)
 	var counts []count
+	var flagged []int64 // the dependencies waited for, each once
+	seen := make(map[int64]bool)
 	for _, i := range idx {
 		plan := plans[i]
 		n := plan.pending()
 		if n == 0 || res[i].Duplicate {
+			continue
+		}
+		for _, d := range plan.waiting {
+			if !seen[d] {
+				seen[d] = true
+				flagged = append(flagged, d)
+			}
+		}
+		if n == 1 {
 			continue
 		}
 		j := res[i].Job
@@ -187,17 +208,18 @@ func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertRe
 		}
 		jobs = append(jobs, j.ID)
 		byJob[j.ID] = plan.waiting
-		if n == 1 {
-			continue
-		}
 		k := count{n, j.IgnoreFailedDeps}
 		if waits[k] == nil {
 			counts = append(counts, k)
 		}
 		waits[k] = append(waits[k], j.ID)
 	}
-	if len(jobs) == 0 {
+	if len(flagged) == 0 {
 		return nil
+	}
+	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1
+		WHERE id IN (SELECT value FROM json_each(?)) AND NOT has_dependents`, jsonText(flagged)); err != nil {
+		return err
 	}
 	if len(deps) <= len(jobs) {
 		for _, d := range deps {
@@ -213,10 +235,6 @@ func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertRe
 				return err
 			}
 		}
-	}
-	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1
-		WHERE id IN (SELECT value FROM json_each(?)) AND NOT has_dependents`, jsonText(deps)); err != nil {
-		return err
 	}
 	for _, k := range counts {
 		if _, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed) SELECT value, ?, ? FROM json_each(?)`,
@@ -236,6 +254,14 @@ func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) (
 	}
 	if p.DependencyOf == 0 {
 		return nil, nil
+	}
+	// A job that waited for one alone waits for two now: that one's waits_on becomes an edge.
+	if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id)
+			SELECT waits_on, id FROM jobs WHERE id = ?1 AND state = 'pending' AND waits_on IS NOT NULL`, p.DependencyOf); err != nil {
+		return nil, err
+	}
+	if _, err := x.exec(`UPDATE jobs SET waits_on = NULL WHERE id = ? AND waits_on IS NOT NULL`, p.DependencyOf); err != nil {
+		return nil, err
 	}
 	if _, err := x.exec(`INSERT INTO job_deps (dep_id, job_id) VALUES (?, ?)`, j.ID, p.DependencyOf); err != nil {
 		return nil, err

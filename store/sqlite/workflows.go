@@ -129,35 +129,41 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 }
 
 // retryStep makes a failed step wait for waits again, or available now when it waits for none.
+// One that waits for one alone names it in waits_on, with no edge (schema 0013).
 func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 	state := store.StateAvailable
+	var waitsOn any
 	if len(waits) > 0 {
 		state = store.StatePending
-		if _, err := t.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
-			j.ID, jsonText(waits)); err != nil {
-			return nil, err
-		}
 		if _, err := t.exec(`UPDATE jobs SET has_dependents = 1 WHERE id IN (SELECT value FROM json_each(?))`,
 			jsonText(waits)); err != nil {
 			return nil, err
 		}
-		// A count only for more than one (see waitsSQL); a cancelled step may have kept its own.
+		// Edges and a count only for more than one (see waitsSQL); a cancelled step may have
+		// kept its own count.
 		if len(waits) == 1 {
+			waitsOn = waits[0]
 			if _, err := t.exec(forgetWaitsSQL, jsonText([]int64{j.ID})); err != nil {
 				return nil, err
 			}
-		} else if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
-			j.ID, len(waits), j.IgnoreFailedDeps); err != nil {
-			return nil, err
+		} else {
+			if _, err := t.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
+				j.ID, jsonText(waits)); err != nil {
+				return nil, err
+			}
+			if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
+				j.ID, len(waits), j.IgnoreFailedDeps); err != nil {
+				return nil, err
+			}
 		}
 	} else {
 		t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
 	}
-	// The edges into it from what it no longer waits for are left from its last wait: a
+	// The edges into it that its waits no longer take are left from its last wait: a
 	// dependency whose end is still parked would count it off again.
 	var stale []int64
 	for _, d := range j.DependsOn {
-		if !slices.Contains(waits, d) {
+		if waitsOn != nil || !slices.Contains(waits, d) {
 			stale = append(stale, d)
 		}
 	}
@@ -174,6 +180,6 @@ func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 	return updateJob(t, `UPDATE jobs SET state = ?1, run_at = CASE WHEN ?1 = 'available' THEN ?2 ELSE run_at END,
 			finalized_at = NULL,
 			owner = NULL, lease_until = NULL, cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1),
-			expires_at = CASE WHEN expires_at <= ?2 THEN NULL ELSE expires_at END
-		WHERE id = ?3`, string(state), micros(t.now), j.ID)
+			expires_at = CASE WHEN expires_at <= ?2 THEN NULL ELSE expires_at END, waits_on = ?4
+		WHERE id = ?3`, string(state), micros(t.now), j.ID, waitsOn)
 }
