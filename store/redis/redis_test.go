@@ -129,3 +129,89 @@ func TestIdsStayGaplessPastDuplicates(t *testing.T) {
 		t.Errorf("next call's id = %d, want %d: the ids its duplicates reserved were not given back", got, want)
 	}
 }
+
+// The library remembers which kinds it named for a queue, so that an insert of a known kind
+// makes no call for it (addKind). A namespace whose keys were all deleted, then migrated again,
+// has its kinds named again by its first insert: QueueStats finds the queue's oldest available
+// job at the heads of the ready sets of the kinds named there.
+func TestKindsNamedAgainAfterFlush(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	insert := func() {
+		t.Helper()
+		if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert()
+	insert() // remembered now: this one made no call for the kind
+	keys, err := s.rdb.Keys(ctx, s.prefix+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys of the namespace: %v, %v", keys, err)
+	}
+	if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert()
+	if ok, err := s.rdb.SIsMember(ctx, s.prefix+"kq:default", "k").Result(); err != nil || !ok {
+		t.Fatalf("kind k named in kq:default after the flush: %v, %v; want true", ok, err)
+	}
+	stats, err := s.QueueStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stats {
+		if q.Queue == "default" {
+			if q.Counts[store.StateAvailable] != 1 || q.OldestAvailable.IsZero() {
+				t.Fatalf("default: %+v, want one available job and its time", q)
+			}
+			return
+		}
+	}
+	t.Fatalf("QueueStats = %+v, want the default queue", stats)
+}
+
+// The library remembers naming a kind for one second of the store's time: a name taken out
+// where this library does not see it (a prune on another primary, replicated here) is named
+// again by the first insert of the kind in a later second, and the queue is listed again.
+func TestKindsNamedAgainNextSecond(t *testing.T) {
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
+	s := open(t, WithClock(clk))
+	ctx := t.Context()
+	insert := func() {
+		t.Helper()
+		if _, err := s.Insert(ctx, []store.InsertParams{job("k")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := func() bool {
+		t.Helper()
+		ok, err := s.rdb.SIsMember(ctx, s.prefix+"kq:default", "k").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	insert()
+	if err := s.rdb.Del(ctx, s.prefix+"kq:default").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.SRem(ctx, s.prefix+"queues", "default").Err(); err != nil {
+		t.Fatal(err)
+	}
+	insert() // the same second: remembered, no call for the kind
+	if named() {
+		t.Fatal("kind named again within the second it was remembered in; the library remembers nothing")
+	}
+	clk.Advance(time.Second)
+	insert()
+	if !named() {
+		t.Fatal("kind not named again by an insert a second later")
+	}
+	if ok, err := s.rdb.SIsMember(ctx, s.prefix+"queues", "default").Result(); err != nil || !ok {
+		t.Fatalf("queue listed again: %v, %v; want true", ok, err)
+	}
+}

@@ -17,7 +17,7 @@ local function globals()
   return redis.call, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson
 end
 local rcall, tonumber, ipairs, pairs, next, unpack, type, error, string, table, math, cjson
-local KEYS, ARGV, P, NOW, NOWS, DEFER, PARKED, RELW
+local KEYS, ARGV, P, NOW, NOWS, SECS, DEFER, PARKED, RELW
 local FINALS, DEPQ, RELEASED, NSK, RMEMBER, IXPEND, IXLAST, WFD, WFDROP, RELQ, EDGES = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 local COUNTED, COUNTORDER = {}, {}
 -- NSK holds texts made from the namespace's prefix that calls repeat (keys, messages), kept
@@ -70,11 +70,13 @@ local function begin(keys, args, lean)
   KEYS, ARGV, P = keys, args, args[1]
   -- The time's text is made by concatenation, not fmt: string.format and a tonumber each cost
   -- about as much as a small Redis command.
+  -- SECS is the time's whole seconds, as text.
   if args[2] ~= '' then
     NOWS = args[2]
+    SECS = string.sub(NOWS, 1, -7)
   else
     local t = rcall('TIME')
-    NOWS = t[1] .. USECPAD[#t[2]] .. t[2]
+    NOWS, SECS = t[1] .. USECPAD[#t[2]] .. t[2], t[1]
   end
   if P ~= NSKP or NSKN > NSKMAX then NSK, NSKP, NSKN = {r = {}, sq = {}, pub = {}}, P, 0 end
   if lean then
@@ -561,16 +563,22 @@ end
 -- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), so q is
 -- added there only when k is new to it: an insert of a kind the queue knows makes one call, not
 -- two.
--- The library remembers, per ready set rk, that its kind is named (KINDS), so that an insert of
--- a kind it has inserted before makes no call for it. Only prune and migrate take names out, and
--- a namespace flushed or deleted starts its id counter again: all three forget what it
--- remembers (forgetKinds), as a restart or a new load of the library does.
+-- The library remembers, per ready set rk, the second in which it last named the kind (KINDS),
+-- so that the inserts of a kind within that second make no call for it. Only prune and migrate
+-- take names out, and a namespace flushed or deleted starts its id counter again: all three
+-- forget what it remembers (forgetKinds), as a restart or a new load of the library does. What
+-- takes a name out on another server (a prune on the primary while this one was a replica, which
+-- kept its library's state through a partial resync) is seen within a second: a failover and
+-- back take longer.
 local function addKind(q, k, rk)
   rk = rk or rkey(q, k)
-  if KINDS[rk] then return end
+  if KINDS[rk] == SECS then return end
   if rcall('SADD', P .. 'kq:' .. q, k) == 1 then rcall('SADD', P .. 'queues', q) end
-  if KINDSN >= KINDSMAX then forgetKinds() end
-  KINDS[rk], KINDSN = true, KINDSN + 1
+  if not KINDS[rk] then
+    if KINDSN >= KINDSMAX then forgetKinds() end
+    KINDSN = KINDSN + 1
+  end
+  KINDS[rk] = SECS
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
 -- and names k for q; flushReady sends the lists addReady gathered for queue q, one per kind.
