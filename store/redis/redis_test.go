@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,22 +157,7 @@ func TestKindsNamedAgainAfterFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	insert()
-	if ok, err := s.rdb.SIsMember(ctx, s.prefix+"kq:default", "k").Result(); err != nil || !ok {
-		t.Fatalf("kind k named in kq:default after the flush: %v, %v; want true", ok, err)
-	}
-	stats, err := s.QueueStats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range stats {
-		if q.Queue == "default" {
-			if q.Counts[store.StateAvailable] != 1 || q.OldestAvailable.IsZero() {
-				t.Fatalf("default: %+v, want one available job and its time", q)
-			}
-			return
-		}
-	}
-	t.Fatalf("QueueStats = %+v, want the default queue", stats)
+	wantKindListed(t, s, "default")
 }
 
 // The library remembers naming a kind for one second of the store's time: a name taken out
@@ -214,4 +200,50 @@ func TestKindsNamedAgainNextSecond(t *testing.T) {
 	if ok, err := s.rdb.SIsMember(ctx, s.prefix+"queues", "default").Result(); err != nil || !ok {
 		t.Fatalf("queue listed again: %v, %v; want true", ok, err)
 	}
+}
+
+// Stores on two databases of one server may share a namespace's name, and one function library
+// serves both: each names the kinds of its inserts in its own database, whatever the other
+// inserted within the same second.
+func TestKindsNamedPerDatabase(t *testing.T) {
+	url, _ := redistest.Server(t) // a private server: its databases are this test's
+	a := openURL(t, url, "shared", WithAutoMigrate())
+	b := openURL(t, strings.TrimSuffix(url, "/0")+"/1", "shared", WithAutoMigrate())
+	ctx := t.Context()
+	insert := func(s *Store, queue string) {
+		t.Helper()
+		p := job("k")
+		p.Queue = queue
+		if _, err := s.Insert(ctx, []store.InsertParams{p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(a, "default") // each namespace's first insert starts its id counter
+	insert(b, "default")
+	insert(a, "q2")
+	insert(b, "q2")
+	wantKindListed(t, b, "q2")
+}
+
+// wantKindListed checks that s names kind k for queue, where QueueStats finds the oldest
+// available job, and that QueueStats lists queue with its one available job and that job's time.
+func wantKindListed(t *testing.T, s *Store, queue string) {
+	t.Helper()
+	ctx := t.Context()
+	if ok, err := s.rdb.SIsMember(ctx, s.prefix+"kq:"+queue, "k").Result(); err != nil || !ok {
+		t.Fatalf("kind k named in kq:%s: %v, %v; want true", queue, ok, err)
+	}
+	stats, err := s.QueueStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stats {
+		if q.Queue == queue {
+			if q.Counts[store.StateAvailable] != 1 || q.OldestAvailable.IsZero() {
+				t.Fatalf("%s: %+v, want one available job and its time", queue, q)
+			}
+			return
+		}
+	}
+	t.Fatalf("QueueStats = %+v, want %s listed", stats, queue)
 }

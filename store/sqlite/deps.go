@@ -199,11 +199,20 @@ func (r *resolver) resolve(ends []ended, completed bool, why string) error {
 		}
 		r.spend(taken)
 	}
-	if r.budget == 0 {
-		if err := r.park(ends); err != nil {
-			return err
-		}
+	if err := r.judge(dependents, waited, completed, why); err != nil {
+		return err
 	}
+	// What the budget left is parked once what it took has left pending: a failed end's waiters
+	// were only read above.
+	if r.budget == 0 {
+		return r.park(ends)
+	}
+	return nil
+}
+
+// judge settles the dependents the ends took, each with how many of them it waited for:
+// counted off, released, or cancelled with why when the ends failed.
+func (r *resolver) judge(dependents []int64, waited map[int64]int64, completed bool, why string) error {
 	if len(dependents) == 0 {
 		return nil
 	}

@@ -228,3 +228,17 @@ func TestSettlerDropsAnEndWhoseJobRunsAgain(t *testing.T) {
 		t.Fatalf("%d ends parked after the settler, want none", n)
 	}
 }
+
+// A failed end whose waiters use up the settle batch exactly parks nothing: they are cancelled
+// in the same transaction, so nothing of it is left to settle.
+func TestFailedEndWithinBatchParksNothing(t *testing.T) {
+	s := openTemp(t, WithSettleBatch(2))
+	root, dependents := claimedRoot(t, s, 2)
+	endLeavingParked(t, s, storetest.Discarded(root))
+	if got := countStates(t, s, dependents)[store.StateCancelled]; got != 2 {
+		t.Fatalf("%d of 2 dependents cancelled, want both", got)
+	}
+	if n := rowsOf(t, s, "job_settling"); n != 0 {
+		t.Fatalf("%d ends parked after a failure that settled all it had, want none", n)
+	}
+}

@@ -8,14 +8,14 @@
 -- plain jobs end nothing and have nothing to settle. It returns the time and the first new id
 -- as one text ("<now> <id>"): a table in a reply costs as much again. Calls every insert once
 -- made are made only when needed: the meta hash is read when the id counter starts (newIds),
--- and the kind is named for the queue when the library does not remember naming it (addKind).
+-- and the kind is named for the queue once a second at most (addKindOnce).
 local k, q, p, m, tags, meta = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[10], ARGV[11]
 local n = #ARGV - 11
 local first = newIds(n)
 local id0 = fmt(first)
 local r, state = runStart(ARGV[9])
 local rk = rkey(q, k)
-addKind(q, k, rk)
+addKindOnce(ARGV[4], q, k, rk)
 local np = state == 'available' and negPriority(p)
 local sk = sqKey(state, q)
 if n == 1 then

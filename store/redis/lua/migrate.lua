@@ -2,7 +2,7 @@
 -- version up; refuses a newer one, and a namespace that holds jobs but lost its meta (a partial
 -- loss: ids would repeat).
 local v = rcall('HGET', KEYS[1], 'version')
--- Whatever the namespace held, the kinds the library remembers naming (addKind) are forgotten.
+-- Whatever the namespace held, the kinds the library remembers naming (addKindOnce) are forgotten.
 forgetKinds()
 if v then
   if tonumber(v) > tonumber(ARGV[3]) then return redis.error_reply('ROTA TOONEW ' .. v) end

@@ -563,29 +563,41 @@ end
 -- queue whose kq:<q> is not empty is in the queues set (prune forgets both together), so q is
 -- added there only when k is new to it: an insert of a kind the queue knows makes one call, not
 -- two.
--- The library remembers, per ready set rk, the second in which it last named the kind (KINDS),
--- so that the inserts of a kind within that second make no call for it. Only prune and migrate
--- take names out, and a namespace flushed or deleted starts its id counter again: all three
--- forget what it remembers (forgetKinds), as a restart or a new load of the library does. What
--- takes a name out on another server (a prune on the primary while this one was a replica, which
--- kept its library's state through a partial resync) is seen within a second: a failover and
--- back take longer.
-local function addKind(q, k, rk)
-  rk = rk or rkey(q, k)
-  if KINDS[rk] == SECS then return end
+local function addKind(q, k)
   if rcall('SADD', P .. 'kq:' .. q, k) == 1 then rcall('SADD', P .. 'queues', q) end
-  if not KINDS[rk] then
-    if KINDSN >= KINDSMAX then forgetKinds() end
+end
+-- addKindOnce is addKind for the Store whose inserts carry origin, for the ready set rk of (q, k):
+-- the library remembers the second in which that Store last named the kind (KINDS), and its
+-- inserts of the kind within that second make no call for it. Per Store, not per namespace: one
+-- library serves every database of its server, and stores on two databases may share a
+-- namespace's name. Only prune and migrate take names out, and a namespace flushed or deleted
+-- starts its id counter again: all three forget what the library remembers (forgetKinds), as a
+-- restart or a new load of the library does. What takes a name out on another server (a prune
+-- on the primary while this one was a replica, which kept its library's state through a
+-- partial resync) is seen within a second: a failover and back take longer.
+local function addKindOnce(origin, q, k, rk)
+  local t = KINDS[origin]
+  if t and t[rk] == SECS then return end
+  addKind(q, k)
+  if not t then
+    t = {}
+    KINDS[origin] = t
+  end
+  if not t[rk] then
+    if KINDSN >= KINDSMAX then
+      forgetKinds()
+      t = {}
+      KINDS[origin] = t
+    end
     KINDSN = KINDSN + 1
   end
-  KINDS[rk] = SECS
+  t[rk] = SECS
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
 -- and names k for q; flushReady sends the lists addReady gathered for queue q, one per kind.
 local function addReadyList(q, k, l)
-  local rk = rkey(q, k)
-  variadic('ZADD', rk, l)
-  addKind(q, k, rk)
+  variadic('ZADD', rkey(q, k), l)
+  addKind(q, k)
 end
 local function flushReady(q, ready)
   for k, l in pairs(ready) do addReadyList(q, k, l) end
