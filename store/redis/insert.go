@@ -119,10 +119,20 @@ func insertArgs(origin string, params []store.InsertParams) []any {
 // apart: each argument costs Redis ~0.8 µs to turn into Lua, and a call of one job is mostly
 // such fixed costs.
 func insertRunArgs(origin string, params []store.InsertParams) []any {
-	p := params[0]
-	args := append(make([]any, 0, 8+len(params)), origin, p.Kind, p.Queue, strconv.Itoa(p.Priority),
-		strconv.Itoa(p.MaxAttempts), microsOrEmpty(p.RunAt), tagsArg(p.Tags), []byte(p.Metadata))
-	for _, q := range params {
+	return appendRunArgs(appendRunFields(make([]any, 0, 8+len(params)), params[0], origin), params)
+}
+
+// appendRunFields appends the fields a run of plain jobs shares, taken from p, after prefix (a
+// run record's marker, or the insertrun script's origin); the count, when the record has one,
+// goes after them.
+func appendRunFields(args []any, p store.InsertParams, prefix string) []any {
+	return append(args, prefix, p.Kind, p.Queue, strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
+		microsOrEmpty(p.RunAt), tagsArg(p.Tags), []byte(p.Metadata))
+}
+
+// appendRunArgs appends the args of each job of a run.
+func appendRunArgs(args []any, run []store.InsertParams) []any {
+	for _, q := range run {
 		args = append(args, []byte(q.Args))
 	}
 	return args
@@ -143,11 +153,7 @@ func appendJobs(args []any, params []store.InsertParams) []any {
 		for j < len(params) && plain(params[j]) && sameRun(p, params[j]) {
 			j++
 		}
-		args = append(args, "P", p.Kind, p.Queue, strconv.Itoa(p.Priority), strconv.Itoa(p.MaxAttempts),
-			microsOrEmpty(p.RunAt), tagsArg(p.Tags), []byte(p.Metadata), j-i)
-		for _, q := range params[i:j] {
-			args = append(args, []byte(q.Args))
-		}
+		args = appendRunArgs(append(appendRunFields(args, p, "P"), j-i), params[i:j])
 		i = j
 	}
 	return args

@@ -131,8 +131,8 @@ func TestIdsStayGaplessPastDuplicates(t *testing.T) {
 	}
 }
 
-// The library remembers which kinds it named for a queue, so that an insert of a known kind
-// makes no call for it (addKind). A namespace whose keys were all deleted, then migrated again,
+// The library remembers which kinds a Store's inserts named for a queue, so that an insert of
+// a known kind makes no call for it (addKindOnce). A namespace whose keys were all deleted, then migrated again,
 // has its kinds named again by its first insert: QueueStats finds the queue's oldest available
 // job at the heads of the ready sets of the kinds named there.
 func TestKindsNamedAgainAfterFlush(t *testing.T) {

@@ -129,36 +129,24 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 }
 
 // retryStep makes a failed step wait for waits again, or available now when it waits for none.
-// One that waits for one alone names it in waits_on, with no edge (schema 0013).
+// Its waits are written as an insert writes them (linkWaits, waitsOn): one that waits for one
+// alone names it in waits_on, with no edge (schema 0013).
 func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 	state := store.StateAvailable
-	var waitsOn any
+	plan := &depPlan{waiting: waits}
+	// A cancelled step may have kept its count; linkWaits writes the one its waits take, if any.
+	if _, err := t.exec(forgetWaitsSQL, jsonText([]int64{j.ID})); err != nil {
+		return nil, err
+	}
 	if len(waits) > 0 {
 		state = store.StatePending
-		if _, err := t.exec(`UPDATE jobs SET has_dependents = 1 WHERE id IN (SELECT value FROM json_each(?))`,
-			jsonText(waits)); err != nil {
+		if err := linkWaits(t, []int{0}, map[int]*depPlan{0: plan}, []store.InsertResult{{Job: j}}); err != nil {
 			return nil, err
-		}
-		// Edges and a count only for more than one (see waitsSQL); a cancelled step may have
-		// kept its own count.
-		if len(waits) == 1 {
-			waitsOn = waits[0]
-			if _, err := t.exec(forgetWaitsSQL, jsonText([]int64{j.ID})); err != nil {
-				return nil, err
-			}
-		} else {
-			if _, err := t.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id) SELECT value, ? FROM json_each(?)`,
-				j.ID, jsonText(waits)); err != nil {
-				return nil, err
-			}
-			if _, err := t.exec(`INSERT OR REPLACE INTO job_waits (job_id, pending, ignore_failed) VALUES (?, ?, ?)`,
-				j.ID, len(waits), j.IgnoreFailedDeps); err != nil {
-				return nil, err
-			}
 		}
 	} else {
 		t.notify(store.Notification{Topic: store.TopicInsert, Queue: j.Queue})
 	}
+	waitsOn := plan.waitsOn()
 	// The edges into it that its waits no longer take are left from its last wait: a
 	// dependency whose end is still parked would count it off again.
 	var stale []int64

@@ -141,10 +141,12 @@ local function forgetKinds() KINDS, KINDSN = {}, 0 end
 local function newIds(n)
   local k = idKey()
   local last = rcall('INCRBY', k, num(n))
-  if last == n then forgetKinds() end
-  if last == n and rcall('HGET', KEYS[1], 'version') ~= ARGV[3] then
-    rcall('DEL', k)
-    checkMeta()
+  if last == n then
+    forgetKinds()
+    if rcall('HGET', KEYS[1], 'version') ~= ARGV[3] then
+      rcall('DEL', k)
+      checkMeta()
+    end
   end
   return last - n + 1
 end
@@ -579,18 +581,15 @@ local function addKindOnce(origin, q, k, rk)
   local t = KINDS[origin]
   if t and t[rk] == SECS then return end
   addKind(q, k)
+  if KINDSN >= KINDSMAX then
+    forgetKinds()
+    t = nil
+  end
   if not t then
     t = {}
     KINDS[origin] = t
   end
-  if not t[rk] then
-    if KINDSN >= KINDSMAX then
-      forgetKinds()
-      t = {}
-      KINDS[origin] = t
-    end
-    KINDSN = KINDSN + 1
-  end
+  if not t[rk] then KINDSN = KINDSN + 1 end
   t[rk] = SECS
 end
 -- addReadyList adds a list of score-member pairs to the ready set of (q, k) in one variadic ZADD
