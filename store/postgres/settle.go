@@ -51,7 +51,7 @@ func (s *Store) settleAll(ctx context.Context) error {
 
 // afterParked settles what a call parked before the call returns, so that its caller sees its
 // dependents resolved, as when one transaction resolved them all. A failure is logged, not
-// returned: the call itself committed, and the leader's rescuer settles what is left (Rescue
+// returned: the call itself committed, and the next rescue pass settles what is left (Rescue
 // settles first).
 func (s *Store) afterParked(ctx context.Context, call string) {
 	if err := s.settleAll(ctx); err != nil {

@@ -18,7 +18,7 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 		return nil, nil
 	}
 	// Dependents a Store left parked, when it was closed or its process died while settling
-	// them, are settled by the leader's rescuer.
+	// them, are settled by the next rescue pass, on any node.
 	if err := s.settleAll(ctx); err != nil {
 		return nil, err
 	}

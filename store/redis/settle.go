@@ -34,10 +34,10 @@ func unwrapParked(v any) (any, bool) {
 // afterParked settles what a call of sc parked before the call returns, so that its caller sees
 // every dependent it released or cancelled; the calls are bounded, and between them other
 // clients' commands run. Should one fail, the call that parked has still happened: what is
-// left is settled by the leader's rescuer (Rescue settles first).
+// left is settled by the next rescue pass, on any node (Rescue settles first).
 func (s *Store) afterParked(ctx context.Context, sc *script) {
 	if err := s.settleAll(ctx); err != nil {
-		s.cfg.logger.Warn("rota: redis settle failed; the leader's rescuer settles later", "namespace", s.cfg.namespace, "after", sc.name, "err", err)
+		s.cfg.logger.Warn("rota: redis settle failed; the next rescue pass settles later", "namespace", s.cfg.namespace, "after", sc.name, "err", err)
 	}
 }
 

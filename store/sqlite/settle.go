@@ -20,7 +20,7 @@ import (
 // An end that is parked is settled as it ended, at the time it is settled: a delete of the job
 // afterwards does not change it. A job made to run again (Retry, RetryWorkflow) loses its parked
 // entry and keeps its edges: they wait for its next end. A Store that stops before it settled
-// leaves the rest to the leader's rescuer (Rescue settles first).
+// leaves the rest to the next rescue pass (Rescue settles first).
 
 // SettleBatchDefault is how many dependency edges one transaction resolves unless
 // WithSettleBatch says otherwise: a few milliseconds of the writer's time for a fan-out's
@@ -111,7 +111,7 @@ func (s *Store) settleAll(ctx context.Context) error {
 
 // afterParked settles what a call parked before the call returns, so that its caller sees its
 // dependents resolved, as when one transaction resolved them all. A failure is logged, not
-// returned: the call itself committed, and the leader's rescuer settles what is left.
+// returned: the call itself committed, and the next rescue pass settles what is left.
 func (s *Store) afterParked(ctx context.Context, call string) {
 	if err := s.settleAll(ctx); err != nil {
 		s.log.Warn("rota: sqlite settle failed; the next rescue settles what is left", "after", call, "err", err)
@@ -119,7 +119,7 @@ func (s *Store) afterParked(ctx context.Context, call string) {
 }
 
 // settleLeft settles what Stores that stopped left parked. It looks with a read first: the
-// leader's rescuer calls it every round, and an idle store takes no write lock for it.
+// rescuer of every node calls it every round, and an idle store takes no write lock for it.
 func (s *Store) settleLeft(ctx context.Context) {
 	var left bool
 	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM job_settling)`).Scan(&left); err != nil {

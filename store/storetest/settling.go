@@ -154,7 +154,7 @@ func testParkedFailureCancelsThroughCascades(t *testing.T, e *parking) {
 	e.nothingLeft("after the discard")
 }
 
-// What a Store left parked when it died is settled by the leader's rescuer.
+// What a Store left parked when it died is settled by the next rescue pass, on any node.
 func testRescueSettlesWhatADeadStoreLeft(t *testing.T, e *parking) {
 	_, dependents := e.parkedRelease()
 	if _, err := e.s.Rescue(e.ctx, 10); err != nil {
