@@ -37,7 +37,7 @@ func unwrapParked(v any) (any, bool) {
 // left is settled by the next rescue pass, on any node (Rescue settles first).
 func (s *Store) afterParked(ctx context.Context, sc *script) {
 	if err := s.settleAll(ctx); err != nil {
-		s.cfg.logger.Warn("rota: redis settle failed; the next rescue pass settles later", "namespace", s.cfg.namespace, "after", sc.name, "err", err)
+		s.cfg.logger.Warn("rota: redis settle failed; the next rescue settles what is left", "namespace", s.cfg.namespace, "after", sc.name, "err", err)
 	}
 }
 
