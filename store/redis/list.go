@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rotahq/rota/store"
@@ -31,10 +32,13 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 	if p.Desc {
 		desc = "1"
 	}
+	// Each state names one index set per queue: a state named twice would merge its set twice
+	// and list every job of it twice.
+	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
 	var out []*store.JobRow
 	for len(out) < limit {
-		args := []any{len(p.States)}
-		for _, st := range p.States {
+		args := []any{len(states)}
+		for _, st := range states {
 			args = append(args, string(st))
 		}
 		args = append(args, p.Queue, p.Kind, cursor, desc, limit-len(out), p.Workflow,

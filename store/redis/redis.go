@@ -50,6 +50,10 @@ type Store struct {
 	inserts   coalescer
 	hints     claimHints // what completions of the jobs this Store claimed need (hints.go)
 	closeOnce sync.Once
+
+	// betweenRescueScripts, when set (by tests), runs after Rescue read its candidates and
+	// before it ends them.
+	betweenRescueScripts func()
 }
 
 var (

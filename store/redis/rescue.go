@@ -10,9 +10,10 @@ import (
 
 // Rescue ends the attempts of running jobs whose lease expired, in two scripts: the first reads
 // the candidates, Go decides each one's end with package store's policy (RescueState,
-// RescueError), and the second applies it to every job that still runs under the fence read,
-// with its lease still ended: a compare-and-set, so two rescues never rescue one job twice and
-// no policy is copied into Lua.
+// RescueError), with a cancel requested and without, and the second applies it to every job
+// that still runs under the fence read, with its lease still ended: a compare-and-set, so two
+// rescues never rescue one job twice and no policy is copied into Lua. Whether a cancel was
+// requested is read by the second script: a Cancel between the two would otherwise be lost.
 func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -33,13 +34,18 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 	args := []any{len(list)}
 	for _, x := range list {
 		c, _ := x.([]any)
-		if len(c) != 6 {
+		if len(c) != 5 {
 			return nil, fmt.Errorf("redis: rescue: unexpected candidate %v", x)
 		}
 		attempt, _ := strconv.Atoi(toStr(c[2]))
 		maxAttempts, _ := strconv.Atoi(toStr(c[3]))
-		state := store.RescueState(attempt, maxAttempts, toStr(c[4]) != "")
-		args = append(args, toStr(c[0]), toStr(c[1]), string(state), jsonText(store.RescueError(toStr(c[5]))))
+		state := store.RescueState(attempt, maxAttempts, false)
+		cancelled := store.RescueState(attempt, maxAttempts, true)
+		args = append(args, toStr(c[0]), toStr(c[1]), string(state), string(cancelled),
+			jsonText(store.RescueError(toStr(c[4]))))
+	}
+	if s.betweenRescueScripts != nil {
+		s.betweenRescueScripts()
 	}
 	v, err = s.run(ctx, scriptRescue, args...)
 	if err != nil {

@@ -189,11 +189,20 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	if err := flush(); err != nil {
 		return nil, nil, err
 	}
-	for _, r := range res {
+	endedLater, err := rereadEnded(x, res, notes)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range res {
 		if r.Duplicate {
 			continue
 		}
-		c.add(r.Job.Queue, r.Job.State, 1)
+		state := r.Job.State
+		if endedLater[i] {
+			// Counted as inserted, pending: the resolution that ended it moved the count on.
+			state = store.StatePending
+		}
+		c.add(r.Job.Queue, state, 1)
 		if r.Job.State == store.StateAvailable {
 			notes = append(notes, store.Notification{Topic: store.TopicInsert, Queue: r.Job.Queue})
 		}
@@ -202,6 +211,40 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		return nil, nil, err
 	}
 	return res, notes, nil
+}
+
+// rereadEnded reads again the rows of the call's new jobs that a later job of the call ended
+// (a job that waits for one the later job superseded ends cancelled with it), which notes name
+// as final: their results were made when they were inserted, pending. It returns their indexes.
+func rereadEnded(x execer, res []store.InsertResult, notes []store.Notification) (map[int]bool, error) {
+	final := make(map[int64]bool)
+	for _, n := range notes {
+		if n.Topic == store.TopicFinal {
+			final[n.JobID] = true
+		}
+	}
+	if len(final) == 0 {
+		return nil, nil
+	}
+	ended := make(map[int]bool)
+	for i, r := range res {
+		if r.Duplicate || r.Job.State.Final() || !final[r.Job.ID] {
+			continue
+		}
+		rows, err := x.query(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`, r.Job.ID)
+		if err != nil {
+			return nil, err
+		}
+		jobs, err := scanJobs(rows)
+		if err != nil {
+			return nil, err
+		}
+		if len(jobs) == 1 {
+			res[i].Job = jobs[0]
+			ended[i] = true
+		}
+	}
+	return ended, nil
 }
 
 // insertRows inserts params[idx...] in one statement and fills their results. The ids of a

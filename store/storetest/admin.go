@@ -45,6 +45,7 @@ func testListFilters(t *testing.T, e *env) {
 	want("queue and kind", store.ListParams{Queue: "q2", Kind: "a"}, q2a.ID)
 	want("running", store.ListParams{States: []store.State{store.StateRunning}}, run.ID)
 	want("states", store.ListParams{States: []store.State{store.StateAvailable, store.StateCompleted}}, q1b.ID, q2a.ID)
+	want("a state named twice", store.ListParams{States: []store.State{store.StateAvailable, store.StateAvailable}}, q1b.ID, q2a.ID)
 	want("none", store.ListParams{Queue: "q3"})
 	want("desc", store.ListParams{Desc: true}, q2a.ID, q1b.ID, q1a.ID)
 }

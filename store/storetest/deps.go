@@ -24,6 +24,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"RescuedDepStillAwaited":        testRescuedDepAwaited,
 	"RetryPendingRunsNow":           testRetryPending,
 	"SupersedePending":              testSupersedePending,
+	"SupersedeInCall":               testSupersedeInCall,
 	"FanOutFanIn":                   testFanOutFanIn,
 	"MixedEndsInOneCall":            testMixedEndsInOneCall,
 	"MixedInsert":                   testMixedInsert,
@@ -374,6 +375,29 @@ func testSupersedePending(t *testing.T, e *env) {
 	e.insertOne(p)
 	wantFinalized(t, e.get(held.ID), store.StateCancelled, e.now())
 	wantDepCancelled(t, e, w.ID, held.ID, store.StateCancelled)
+}
+
+// A job of a call that supersedes an earlier job of the same call cancels it and the job of the
+// call that waits for it, and Insert returns each as the store holds it.
+func testSupersedeInCall(t *testing.T, e *env) {
+	held := job("k")
+	held.UniqueKey = "u"
+	waits := job("k")
+	waits.DependsOnIndex = []int{0}
+	replaces := held
+	replaces.Supersede = true
+	res := e.insertResults(held, waits, replaces)
+	for i, want := range []store.State{store.StateCancelled, store.StateCancelled, store.StateAvailable} {
+		if res[i].Job.State != want {
+			t.Errorf("job %d of the call: Insert returned it %s, want %s", i, res[i].Job.State, want)
+		}
+		wantState(t, e.get(res[i].Job.ID), want)
+	}
+	wantDepCancelled(t, e, res[1].Job.ID, res[0].Job.ID, store.StateCancelled)
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 1 || counts[store.StatePending] != 0 {
+		t.Errorf("queue counts %v, want 2 cancelled and 1 available", counts)
+	}
 }
 
 // One call mixes plain jobs with jobs that wait for pending, completed and failed jobs, for
