@@ -9,7 +9,7 @@ import (
 )
 
 // getForUpdate reads a job inside the writer's transaction.
-func getForUpdate(t *wtx, id int64) (*store.JobRow, error) {
+func getForUpdate(t execer, id int64) (*store.JobRow, error) {
 	rows, err := t.query(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id)
 	if err != nil {
 		return nil, err

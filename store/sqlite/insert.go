@@ -231,18 +231,11 @@ func rereadEnded(x execer, res []store.InsertResult, notes []store.Notification)
 		if r.Duplicate || r.Job.State.Final() || !final[r.Job.ID] {
 			continue
 		}
-		rows, err := x.query(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`, r.Job.ID)
+		j, err := getForUpdate(x, r.Job.ID)
 		if err != nil {
 			return nil, err
 		}
-		jobs, err := scanJobs(rows)
-		if err != nil {
-			return nil, err
-		}
-		if len(jobs) == 1 {
-			res[i].Job = jobs[0]
-			ended[i] = true
-		}
+		res[i].Job, ended[i] = j, true
 	}
 	return ended, nil
 }
