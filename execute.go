@@ -82,6 +82,7 @@ func (n *Node) start(q *queue, row *JobRow) {
 	// Registered before its start is told, so whoever saw job.started can cancel it; emitted
 	// before a runner has the job, so its outcome's event always comes after.
 	n.mu.Lock()
+	earlier := n.running[row.ID]
 	n.running[row.ID] = e
 	n.mu.Unlock()
 	n.events.emit(Event{Type: EventJobStarted, Job: row, Latency: startLatency(row, now), At: now})
@@ -90,6 +91,20 @@ func (n *Node) start(q *queue, row *JobRow) {
 	case n.idle <- e:
 	default:
 		go n.runner(e)
+	}
+	if earlier != nil {
+		// An earlier attempt of the job still runs here: its lease ran out (the node lost the
+		// store for longer than a lease), the job was rescued, and this claim took it again.
+		// Its outcome would be refused for its fence; it is ended now, and its grace keeps it
+		// from holding a stop (nothing else reaches it once this attempt took its entry).
+		n.interrupt(earlier, errLeaseLost)
+	}
+	if n.singletonLost(row.Kind) {
+		// Claimed while the node held the kind's singleton lease, which it lost while the claim
+		// travelled: handBack ran before this job was in the running set. It goes back as
+		// handBack sends the others. Checked after the job entered the set, so that a loss
+		// after the check finds it there.
+		n.interrupt(e, errSingletonLost)
 	}
 }
 
@@ -133,7 +148,9 @@ func (n *Node) execute(e *execution) bool {
 		e.freeSlot()
 		return false
 	}
-	if err == nil && !slotted {
+	if err == nil && (!slotted || e.ctx.Err() != nil) {
+		// Its context ended before its handler began (a stop, a cancel, a lease lost while it
+		// was claimed): the handler does not start, as if it had returned at once.
 		err = context.Cause(e.ctx)
 	} else if err == nil {
 		if e.timeout > 0 {
@@ -261,7 +278,7 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
 	case errors.As(err, &cancelled):
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
-	case errors.Is(cause, errShutdown), errors.Is(cause, errSingletonLost):
+	case errors.Is(cause, errShutdown), errors.Is(cause, errSingletonLost), errors.Is(cause, errLeaseLost):
 		o.State, o.RefundAttempt = StateAvailable, true
 	case errors.Is(cause, errCancelledByUser):
 		o.State, o.Error = StateCancelled, attemptError(row, now, fmt.Errorf("cancelled by user: %w", err))

@@ -153,6 +153,7 @@ type Node struct {
 var (
 	errShutdown        = errors.New("node is shutting down")
 	errSingletonLost   = errors.New("this node lost the singleton lease of its kind")
+	errLeaseLost       = errors.New("the job's lease ran out and this node claimed it again")
 	errCancelledByUser = errors.New("cancelled by user")
 )
 

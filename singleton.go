@@ -100,17 +100,32 @@ func (n *Node) claimKinds() []string {
 	defer s.mu.Unlock()
 	kinds := make([]string, 0, len(n.kinds))
 	for _, kind := range n.kinds {
-		allowed := true
-		for name, gated := range s.kinds {
-			if !s.held[name] && slices.Contains(gated, kind) {
-				allowed = false
-			}
-		}
-		if allowed {
+		if !s.gated(kind) {
 			kinds = append(kinds, kind)
 		}
 	}
 	return kinds
+}
+
+// gated reports whether kind waits for a singleton lease this node does not hold; s.mu is held.
+func (s *singletons) gated(kind string) bool {
+	for name, gated := range s.kinds {
+		if !s.held[name] && slices.Contains(gated, kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// singletonLost reports whether kind is gated by a singleton lease this node does not hold.
+func (n *Node) singletonLost(kind string) bool {
+	s := &n.singletons
+	if len(s.kinds) == 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gated(kind)
 }
 
 // handBack cancels the running jobs of kinds with cause, which hands them back to their queue.

@@ -107,6 +107,27 @@ func (l *leaseOutage) AcquireLease(ctx context.Context, name, owner string, ttl 
 	return l.Store.AcquireLease(ctx, name, owner, ttl)
 }
 
+// startSingletonNode starts a node on st whose one worker, work, is gated by the singleton
+// lease "ledger-export" with short leases, and returns it and its events once it holds the lease.
+func startSingletonNode(t *testing.T, st store.Store, work func(context.Context, *Job[testArgs]) error) (*Node, <-chan Event) {
+	t.Helper()
+	ws := NewWorkers()
+	AddWorker(ws, WorkFunc[testArgs](work), &WorkerOptions{Singleton: "ledger-export"})
+	leases := LeaderConfig{TTL: 900 * time.Millisecond, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
+	n, err := NewNode(Config{Store: st, Workers: ws, ID: "holder", Logger: testLogger(t), Leader: leases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := n.Subscribe(100)
+	t.Cleanup(unsubscribe)
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Stop(context.Background()) })
+	waitEvent(t, events, EventSingletonAcquired)
+	return n, events
+}
+
 // A node that loses its singleton lease hands the kind's running jobs back, before the lease
 // can pass to another node: their contexts are cancelled and the jobs wait in their queue,
 // their attempt refunded.
@@ -118,25 +139,12 @@ func TestLosingTheSingletonHandsItsJobsBack(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	outage := &leaseOutage{Store: st}
 	started, cause := make(chan struct{}), make(chan error, 1)
-	ws := NewWorkers()
-	AddWorker(ws, WorkFunc[testArgs](func(ctx context.Context, j *Job[testArgs]) error {
+	n, events := startSingletonNode(t, outage, func(ctx context.Context, j *Job[testArgs]) error {
 		close(started)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return ctx.Err()
-	}), &WorkerOptions{Singleton: "ledger-export"})
-	leases := LeaderConfig{TTL: 900 * time.Millisecond, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
-	n, err := NewNode(Config{Store: outage, Workers: ws, ID: "holder", Logger: testLogger(t), Leader: leases})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, unsubscribe := n.Subscribe(100)
-	t.Cleanup(unsubscribe)
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Stop(context.Background()) })
-	waitEvent(t, events, EventSingletonAcquired)
+	})
 	res, err := n.Client().Insert(context.Background(), testArgs{}, nil)
 	if err != nil {
 		t.Fatal(err)
