@@ -99,7 +99,8 @@ WITH cancelled AS (
 	UPDATE {schema}.jobs SET
 		state = CASE WHEN state = 'running' THEN state ELSE 'cancelled' END,
 		cancel_requested = cancel_requested OR state = 'running',
-		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END
+		finalized_at = CASE WHEN state = 'running' THEN finalized_at ELSE {now} END,
+		unique_states = CASE WHEN state = 'running' THEN unique_states ELSE ` + keepKeyIf("'cancelled'") + ` END
 	WHERE id = $2 AND state IN ('scheduled', 'pending', 'available', 'running', 'retryable')
 	RETURNING ` + jobColumns + `, ` + notifyIfFinal + `
 )

@@ -24,9 +24,11 @@ const promoteBatch = 1000
 // walking jobs_due (queue, run_at), which ends at the first job not yet due: however many jobs
 // wait for a future time, a claim reads none of them. It runs just before claimSQL, in the same
 // transaction, so the claim takes what it made available. Moving into available, a job keeps
-// its unique key unless another job took the key meanwhile (keepKeyIf).
+// its unique key unless another job took the key meanwhile, or an older one promoted with it
+// takes it (keepKeyAmong).
 var promoteSQL = `
-UPDATE {schema}.jobs SET state = 'available', unique_states = ` + keepKeyIf("'available'") + `
+UPDATE {schema}.jobs SET state = 'available', unique_states = ` + keepKeyAmong("'available'",
+	`p.queue = $2 AND p.state IN ('scheduled', 'retryable') AND p.run_at <= {now} AND 'available' = ANY (p.unique_states)`) + `
 WHERE ctid = ANY (ARRAY(
 	SELECT ctid FROM {schema}.jobs
 	WHERE queue = $2 AND state IN ('scheduled', 'retryable') AND run_at <= {now}
@@ -53,7 +55,9 @@ WHERE ctid = ANY (ARRAY(
 // the answer doubled the planning the check adds, while a pipelined probe ran on every claim.
 var claimSQL = `
 WITH expired AS (
-	UPDATE {schema}.jobs SET state = 'expired', finalized_at = {now}
+	UPDATE {schema}.jobs SET state = 'expired', finalized_at = {now},
+		unique_states = ` + keepKeyAmong("'expired'",
+	`p.queue = $2 AND p.expires_at <= {now} AND p.state IN ('available', 'scheduled', 'retryable') AND 'expired' = ANY (p.unique_states)`) + `
 	WHERE id IN (
 		SELECT id FROM {schema}.jobs
 		WHERE queue = $2 AND expires_at <= {now} AND state IN ('available', 'scheduled', 'retryable')

@@ -201,6 +201,11 @@ func (s *Store) insertDeps(ctx context.Context, q querier, params []store.Insert
 			return nil, err
 		}
 	}
+	if d.reread {
+		if err := s.rereadResults(ctx, q, d.out); err != nil {
+			return nil, err
+		}
+	}
 	return d.out, nil
 }
 

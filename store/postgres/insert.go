@@ -125,6 +125,7 @@ func (s *Store) insert(ctx context.Context, q querier, params []store.InsertPara
 	}
 
 	inserted := make(map[int64]int) // job id -> index in out, to update jobs superseded in this call
+	moved := false                  // a key moved between rounds: results may be stale
 	maxRounds := 2*len(pending) + 8
 	for round := 0; len(pending) > 0; round++ {
 		if round == maxRounds {
@@ -145,12 +146,53 @@ func (s *Store) insert(ctx context.Context, q querier, params []store.InsertPara
 				inserted[ids[k]] = i
 			}
 		}
+		n := len(conflicted)
 		pending, err = s.resolveConflicts(ctx, q, params, conflicted, out, inserted)
 		if err != nil {
 			return nil, err
 		}
+		// Fewer duplicates than conflicts: a key moved, by a supersede or a holder's end.
+		moved = moved || n > 0 && len(pending) > 0
+	}
+	if moved {
+		if err := s.rereadResults(ctx, q, out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// rereadResults reads again, once the call ended jobs (a supersede), the results it may have
+// made stale: its duplicates, whose holder a later job of the call may have cancelled, and its
+// new jobs that were pending, which a cancelled dependency ends or releases.
+func (s *Store) rereadResults(ctx context.Context, q querier, out []store.InsertResult) error {
+	at := make(map[int64][]int)
+	var ids []int64
+	for i, r := range out {
+		if r.Job != nil && (r.Duplicate || r.Job.State == store.StatePending) {
+			if _, ok := at[r.Job.ID]; !ok {
+				ids = append(ids, r.Job.ID)
+			}
+			at[r.Job.ID] = append(at[r.Job.ID], i)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rs, err := q.query(ctx, s.sql(`SELECT `+jobColumns+` FROM {schema}.jobs WHERE id = ANY ($1::bigint[])`), ids)
+	if err != nil {
+		return err
+	}
+	rows, err := scanJobs(rs)
+	if err != nil {
+		return err
+	}
+	for _, j := range rows {
+		for _, i := range at[j.ID] {
+			out[i].Job = j
+		}
+	}
+	return nil
 }
 
 // newJob is the row the insert of p with id at now created, built without reading it back.

@@ -114,11 +114,25 @@ func supersedable(state store.State) bool {
 // it, gives the key up instead, as a superseded running job does. Without this the unique index
 // refused the move (a job back from running, rescued or retried after a newer job took its
 // key), and the statement failed with every outcome or rescue in it.
-func keepKeyIf(state string) string {
+func keepKeyIf(state string) string { return keepKeyAmong(state, "") }
+
+// keepKeyAmong is keepKeyIf for a statement that may move several jobs of one key into states
+// that hold it: none sees the others' moves, so each would keep the key and the statement
+// would fail on the index (a claim's promotion failing so failed every claim of its queue).
+// peers is an SQL condition over p, a job of the key that the statement moves and that would
+// hold the key after; of those, the one with the smallest id keeps it. A peer the statement
+// ends up not moving (past a LIMIT, locked by another claim) still makes the job give its key
+// up: the key is then held by none, the price of a rare race.
+func keepKeyAmong(state, peers string) string {
 	const j = "{schema}.jobs."
+	free := `NOT EXISTS (SELECT 1 FROM {schema}.jobs h WHERE h.unique_key = ` + j + `unique_key
+				AND h.id <> ` + j + `id AND h.state = ANY (h.unique_states))`
+	if peers != "" {
+		free += ` AND NOT EXISTS (SELECT 1 FROM {schema}.jobs p WHERE p.unique_key = ` + j + `unique_key
+				AND p.id < ` + j + `id AND (` + peers + `))`
+	}
 	return `CASE WHEN ` + j + `unique_key IS NULL OR ` + state + ` <> ALL (` + j + `unique_states)
 			OR ` + j + `state = ANY (` + j + `unique_states)
-			OR NOT EXISTS (SELECT 1 FROM {schema}.jobs h WHERE h.unique_key = ` + j + `unique_key
-				AND h.id <> ` + j + `id AND h.state = ANY (h.unique_states))
+			OR (` + free + `)
 		THEN ` + j + `unique_states ELSE '{}' END`
 }

@@ -98,6 +98,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	var notes []store.Notification
 	var batch []int              // indexes into params, for the next multi-row statements
 	keyed := make(map[int64]int) // job id -> index into res, of the keyed jobs inserted so far
+	superseded := false          // a job of the call cancelled a job holding its key
 	c := make(counts)
 	flush := func() error {
 		for len(batch) > 0 {
@@ -154,6 +155,7 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		if err != nil {
 			return nil, nil, err
 		}
+		superseded = superseded || len(cancelled) > 0
 		if !res[i].Duplicate {
 			keyed[res[i].Job.ID] = i
 		}
@@ -189,17 +191,20 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	if err := flush(); err != nil {
 		return nil, nil, err
 	}
-	endedLater, err := rereadEnded(x, res, notes)
-	if err != nil {
-		return nil, nil, err
+	var reread map[int]bool
+	if superseded {
+		var err error
+		if reread, err = rereadResults(x, res); err != nil {
+			return nil, nil, err
+		}
 	}
 	for i, r := range res {
 		if r.Duplicate {
 			continue
 		}
 		state := r.Job.State
-		if endedLater[i] {
-			// Counted as inserted, pending: the resolution that ended it moved the count on.
+		if reread[i] {
+			// Counted as inserted, pending: what the call's supersede settled moved it on.
 			state = store.StatePending
 		}
 		c.add(r.Job.Queue, state, 1)
@@ -213,31 +218,27 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 	return res, notes, nil
 }
 
-// rereadEnded reads again the rows of the call's new jobs that a later job of the call ended
-// (a job that waits for one the later job superseded ends cancelled with it), which notes name
-// as final: their results were made when they were inserted, pending. It returns their indexes.
-func rereadEnded(x execer, res []store.InsertResult, notes []store.Notification) (map[int]bool, error) {
-	final := make(map[int64]bool)
-	for _, n := range notes {
-		if n.Topic == store.TopicFinal {
-			final[n.JobID] = true
-		}
-	}
-	if len(final) == 0 {
-		return nil, nil
-	}
-	ended := make(map[int]bool)
+// rereadResults reads again what a supersede in the call may have changed after its result
+// was made: the call's new jobs that were pending when inserted (those waiting for the job it
+// cancelled end cancelled, or run when they ignore failed dependencies), and the holders the
+// call's duplicates name (cancelled by a later job of the call). It returns the indexes of the
+// new jobs it read again.
+func rereadResults(x execer, res []store.InsertResult) (map[int]bool, error) {
+	pending := make(map[int]bool)
 	for i, r := range res {
-		if r.Duplicate || r.Job.State.Final() || !final[r.Job.ID] {
+		if !r.Duplicate && r.Job.State != store.StatePending {
 			continue
 		}
 		j, err := getForUpdate(x, r.Job.ID)
 		if err != nil {
 			return nil, err
 		}
-		res[i].Job, ended[i] = j, true
+		res[i].Job = j
+		if !r.Duplicate {
+			pending[i] = true
+		}
 	}
-	return ended, nil
+	return pending, nil
 }
 
 // insertRows inserts params[idx...] in one statement and fills their results. The ids of a

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T, clk clockwork.Clock) store.Store)
 		{"Deps", depTests},
 		{"ListFilter", listFilterTests},
 		{"Stats", statsTests},
+		{"KeyMoves", keyMoveTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,160 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/store"
+)
+
+// keyMoveTests move jobs into states that hold their unique key while another job holds it, or
+// while another job of the same call moves into it too: the move must happen, the key staying
+// with one job, never fail (a claim that failed on such a job failed on every claim of its
+// queue after it).
+var keyMoveTests = map[string]func(*testing.T, *env){
+	"CancelKeyHeldElsewhere":  testCancelKeyHeldElsewhere,
+	"ExpireKeyHeldElsewhere":  testExpireKeyHeldElsewhere,
+	"PromoteSharedKey":        testPromoteSharedKey,
+	"RetryWorkflowSharedKey":  testRetryWorkflowSharedKey,
+	"SupersedeExistingInCall": testSupersedeExistingInCall,
+	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
+}
+
+// Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
+// inserted while one waits, and each can be cancelled: the second gives its key up, as a second
+// completion does.
+func testCancelKeyHeldElsewhere(t *testing.T, e *env) {
+	p := job("k")
+	p.UniqueKey, p.UniqueStates = "u", []store.State{store.StateCompleted, store.StateCancelled}
+	a := e.insertOne(p)
+	b := e.insertResults(p)[0]
+	if b.Duplicate {
+		t.Fatalf("b is a duplicate of %d (%s)", b.Job.ID, b.Job.State)
+	}
+	e.cancel(a.ID)
+	got, err := e.s.Cancel(e.ctx, b.Job.ID)
+	if err != nil {
+		t.Fatalf("Cancel(b): %v", err)
+	}
+	wantState(t, got, store.StateCancelled)
+}
+
+// The same for a job a claim finds expired: a waits (available, which does not hold the key)
+// while b, scheduled, holds it; a expires, a state that would hold it. The claim ends a and
+// takes the queue's other job, and so does the next claim.
+func testExpireKeyHeldElsewhere(t *testing.T, e *env) {
+	states := []store.State{store.StateScheduled, store.StateExpired}
+	a := job("k")
+	a.UniqueKey, a.UniqueStates, a.ExpiresAt = "u", states, e.now().Add(time.Minute)
+	ra := e.insertOne(a)
+	b := job("k")
+	b.UniqueKey, b.UniqueStates, b.RunAt = "u", states, e.now().Add(time.Hour)
+	if rb := e.insertResults(b)[0]; rb.Duplicate {
+		t.Fatalf("b is a duplicate of %d (%s)", rb.Job.ID, rb.Job.State)
+	}
+	e.advance(2 * time.Minute)
+	other := e.insertOne(job("k"))
+	for try := range 2 {
+		got, err := e.s.Claim(e.ctx, store.ClaimParams{Queue: "default", Kinds: kinds, Max: 10, Owner: "n", LeaseFor: time.Minute})
+		if err != nil {
+			t.Fatalf("Claim (try %d): %v", try, err)
+		}
+		if try == 0 && (len(got) != 1 || got[0].ID != other.ID) {
+			t.Errorf("claimed %v, want %d", ids(got), other.ID)
+		}
+	}
+	wantState(t, e.get(ra.ID), store.StateExpired)
+}
+
+// Two delayed jobs that share a key but hold it only once available (UniqueStates names
+// available, not scheduled) come due together: one claim makes both available and takes them.
+func testPromoteSharedKey(t *testing.T, e *env) {
+	for range 2 {
+		p := job("k")
+		p.UniqueKey, p.UniqueStates, p.RunAt = "u", []store.State{store.StateAvailable}, e.now().Add(time.Second)
+		if r := e.insertResults(p)[0]; r.Duplicate {
+			t.Fatalf("a duplicate of %d", r.Job.ID)
+		}
+	}
+	e.advance(2 * time.Second)
+	got, err := e.s.Claim(e.ctx, store.ClaimParams{Queue: "default", Kinds: kinds, Max: 10, Owner: "n", LeaseFor: time.Minute})
+	wantBoth(t, "Claim", got, err)
+}
+
+// wantBoth fails the test unless a call that moves two jobs of one key moved both.
+func wantBoth(t *testing.T, call string, got []*store.JobRow, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", call, err)
+	}
+	if len(got) != 2 {
+		t.Errorf("%s returned %v, want both jobs", call, ids(got))
+	}
+}
+
+// Two steps of a workflow that share a key, both failed (the key was free again when the second
+// was inserted), run again together.
+func testRetryWorkflowSharedKey(t *testing.T, e *env) {
+	a := wfStep("a")
+	a.UniqueKey = "u"
+	ra := e.insertOne(a)
+	e.finish(ra.ID, store.StateDiscarded)
+	b := wfStep("b")
+	b.UniqueKey = "u"
+	rb := e.insertResults(b)[0]
+	if rb.Duplicate {
+		t.Fatalf("b is a duplicate of %d", rb.Job.ID)
+	}
+	e.finish(rb.Job.ID, store.StateDiscarded)
+	got, err := e.s.RetryWorkflow(e.ctx, "wf")
+	wantBoth(t, "RetryWorkflow", got, err)
+}
+
+// A job of a call that waits for an existing job which a later job of the call supersedes ends
+// cancelled with it, one that ignores failed dependencies runs, and a duplicate found before the
+// supersede names its holder as it now is: Insert returns each as the store holds it.
+func testSupersedeExistingInCall(t *testing.T, e *env) {
+	held := job("k")
+	held.UniqueKey = "u"
+	h := e.insertOne(held)
+	waits := after(h.ID)
+	ignores := after(h.ID)
+	ignores.IgnoreFailedDeps = true
+	replaces := held
+	replaces.Supersede = true
+	res := e.insertResults(waits, ignores, held, replaces)
+	wantState(t, e.get(h.ID), store.StateCancelled)
+	if !res[2].Duplicate || res[2].Job.ID != h.ID {
+		t.Fatalf("third of the call: duplicate %v of %d, want of %d", res[2].Duplicate, res[2].Job.ID, h.ID)
+	}
+	for i, want := range []store.State{store.StateCancelled, store.StateAvailable, store.StateCancelled, store.StateAvailable} {
+		if got := e.get(res[i].Job.ID).State; got != want {
+			t.Errorf("job %d of the call is %s, want %s", i, got, want)
+		}
+		if res[i].Job.State != want {
+			t.Errorf("job %d of the call: Insert returned it %s, want %s", i, res[i].Job.State, want)
+		}
+	}
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 2 || counts[store.StatePending] != 0 {
+		t.Errorf("queue counts %v, want 2 cancelled and 2 available", counts)
+	}
+}
+
+// A call that finds a job holding a key (a duplicate) and then supersedes that job returns the
+// duplicate's job as it now is, cancelled.
+func testDuplicateThenSuperseded(t *testing.T, e *env) {
+	p := job("k")
+	p.UniqueKey = "u"
+	h := e.insertOne(p)
+	sup := p
+	sup.Supersede = true
+	res := e.insertResults(p, sup)
+	if !res[0].Duplicate || res[0].Job.ID != h.ID {
+		t.Fatalf("first of the call: duplicate %v of %d, want of %d", res[0].Duplicate, res[0].Job.ID, h.ID)
+	}
+	wantState(t, e.get(h.ID), store.StateCancelled)
+	if res[0].Job.State != store.StateCancelled {
+		t.Errorf("Insert returned the duplicate %s, want cancelled as it is", res[0].Job.State)
+	}
+}
