@@ -106,7 +106,9 @@ var cancelPlannedSQL = `
 WITH cancelled AS (
 	UPDATE {schema}.jobs SET state = 'cancelled', finalized_at = {now},
 		errors = errors || jsonb_build_array(jsonb_build_object(
-			'attempt', attempt, 'at', {now}, 'error', $3::text))
+			'attempt', attempt, 'at', {now}, 'error', $3::text)),
+		unique_states = ` + keepKeyAmong("'cancelled'", `p.schedule = $2 AND p.state IN ('scheduled', 'available')
+			AND 'cancelled' = ANY (p.unique_states)`) + `
 	WHERE id IN (
 		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state = 'scheduled'
 		UNION ALL
