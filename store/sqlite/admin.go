@@ -114,7 +114,8 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 		}
 		if out, err = updateJob(t, `UPDATE jobs SET state = 'available', run_at = ?1, finalized_at = NULL,
 				owner = NULL, lease_until = NULL, cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1),
-				expires_at = CASE WHEN expires_at <= ?1 THEN NULL ELSE expires_at END
+				expires_at = CASE WHEN expires_at <= ?1 THEN NULL ELSE expires_at END,
+				unique_key = `+runAgainKeySQL+`
 			WHERE id = ?2`, micros(t.now), id); err != nil {
 			return err
 		}

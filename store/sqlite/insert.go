@@ -324,6 +324,15 @@ func newRow(p *store.InsertParams, now time.Time) *store.JobRow {
 // (store.UniqueStatesDefault), as the statement takes it.
 var uniqueStatesDefault = jsonText(store.UniqueStatesDefault())
 
+// runAgainKeySQL is the unique_key of a job made to run again (Retry, RetryWorkflow): none when
+// another job holds the key now, in a state that holds keys by default, so that two jobs never
+// hold one key (PostgreSQL and Redis give the key up the same way). Of two steps of one key
+// retried together, the first keeps it.
+var runAgainKeySQL = `CASE WHEN unique_key IS NOT NULL AND EXISTS (SELECT 1 FROM jobs h
+		WHERE h.unique_key = jobs.unique_key AND h.id <> jobs.id
+			AND h.state IN (SELECT value FROM json_each('` + uniqueStatesDefault + `')))
+	THEN NULL ELSE unique_key END`
+
 // insertUnique inserts params[i], which has a unique key, unless a job holding that key exists.
 // With Supersede, the holders that have not started are cancelled and the job is inserted even
 // if another holder is running. It returns the jobs it cancelled, as they were.

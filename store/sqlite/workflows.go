@@ -168,6 +168,7 @@ func retryStep(t *wtx, j *store.JobRow, waits []int64) (*store.JobRow, error) {
 	return updateJob(t, `UPDATE jobs SET state = ?1, run_at = CASE WHEN ?1 = 'available' THEN ?2 ELSE run_at END,
 			finalized_at = NULL,
 			owner = NULL, lease_until = NULL, cancel_requested = 0, max_attempts = max(max_attempts, attempt + 1),
-			expires_at = CASE WHEN expires_at <= ?2 THEN NULL ELSE expires_at END, waits_on = ?4
+			expires_at = CASE WHEN expires_at <= ?2 THEN NULL ELSE expires_at END, waits_on = ?4,
+			unique_key = `+runAgainKeySQL+`
 		WHERE id = ?3`, string(state), micros(t.now), j.ID, waitsOn)
 }

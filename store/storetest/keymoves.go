@@ -18,6 +18,7 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"RetryWorkflowSharedKey":  testRetryWorkflowSharedKey,
 	"SupersedeExistingInCall": testSupersedeExistingInCall,
 	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
+	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -157,4 +158,25 @@ func testDuplicateThenSuperseded(t *testing.T, e *env) {
 	if res[0].Job.State != store.StateCancelled {
 		t.Errorf("Insert returned the duplicate %s, want cancelled as it is", res[0].Job.State)
 	}
+}
+
+// A job retried while another job holds its key gives the key up, as a superseded running job
+// does: two jobs never hold one key, and a later supersede of the key cancels the holder, not
+// the retried job.
+func testRetriedGivesKeyUp(t *testing.T, e *env) {
+	p := job("k")
+	p.UniqueKey = "u"
+	a := e.insertOne(p)
+	e.cancel(a.ID)
+	b := e.insertResults(p)[0]
+	if b.Duplicate {
+		t.Fatalf("b is a duplicate of %d", b.Job.ID)
+	}
+	e.retry(a.ID)
+	p.Supersede = true
+	if c := e.insertResults(p)[0]; c.Duplicate {
+		t.Fatalf("c is a duplicate of %d", c.Job.ID)
+	}
+	wantState(t, e.get(b.Job.ID), store.StateCancelled)
+	wantState(t, e.get(a.ID), store.StateAvailable)
 }
