@@ -51,9 +51,9 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			tags = sc.Tags
 		}
 		for range upsertRounds {
-			var expr, zone, queue string
-			err := tx.QueryRow(ctx, s.sql(`SELECT expr, zone, queue FROM {schema}.schedules WHERE name = $1 FOR UPDATE`),
-				sc.Name).Scan(&expr, &zone, &queue)
+			var expr, zone string
+			err := tx.QueryRow(ctx, s.sql(`SELECT expr, zone FROM {schema}.schedules WHERE name = $1 FOR UPDATE`),
+				sc.Name).Scan(&expr, &zone)
 			if errors.Is(err, pgx.ErrNoRows) {
 				rs, err := tx.Query(ctx, s.sql(createScheduleSQL), s.now(), sc.Name, sc.Expr, sc.Zone, sc.Kind,
 					sc.Queue, jsonParam(sc.Args), sc.Priority, sc.MaxAttempts, tags, string(sc.Missed), sc.Paused)
@@ -75,7 +75,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			}
 			changed := expr != sc.Expr || zone != sc.Zone
 			if changed {
-				if err := s.cancelPlanned(ctx, tx, sc.Name, queue, store.ScheduleChangedError(sc.Name)); err != nil {
+				if err := s.cancelPlanned(ctx, tx, sc.Name, store.ScheduleChangedError(sc.Name)); err != nil {
 					return err
 				}
 			}
@@ -110,10 +110,9 @@ WITH cancelled AS (
 		unique_states = ` + keepKeyAmong("'cancelled'", `p.schedule = $2 AND p.state IN ('scheduled', 'available')
 			AND 'cancelled' = ANY (p.unique_states)`) + `
 	WHERE id IN (
-		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state = 'scheduled'
-		UNION ALL
-		-- Due occurrences never started: found through the claim index of the schedule's queue.
-		SELECT id FROM {schema}.jobs WHERE queue = $4 AND state = 'available' AND schedule = $2 AND attempted_at IS NULL)
+		-- Through jobs_schedule, whatever queue each was planned into.
+		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state IN ('scheduled', 'available')
+			AND (state = 'scheduled' OR attempted_at IS NULL))
 		-- Again on the row updated: a claim that took a job after the subquery read it commits
 		-- before this UPDATE gets its row, which it then updates as it is now (READ COMMITTED
 		-- checks the WHERE again on the new row, not the subquery's reading of the old one).
@@ -123,10 +122,10 @@ WITH cancelled AS (
 SELECT ` + finalNotify("cancelled")
 
 // cancelPlanned cancels the jobs schedule name planned that have not started — scheduled, or due
-// and never attempted — noting why in their errors as an attempt's error would be. queue is the
-// schedule's queue as it was when they were planned. The caller holds the schedule's row lock.
-func (s *Store) cancelPlanned(ctx context.Context, tx pgx.Tx, name, queue, why string) error {
-	_, err := tx.Exec(ctx, s.sql(cancelPlannedSQL), s.now(), name, why, queue)
+// and never attempted, in whichever queue — noting why in their errors as an attempt's error
+// would be. The caller holds the schedule's row lock.
+func (s *Store) cancelPlanned(ctx context.Context, tx pgx.Tx, name, why string) error {
+	_, err := tx.Exec(ctx, s.sql(cancelPlannedSQL), s.now(), name, why)
 	return err
 }
 
@@ -163,15 +162,15 @@ func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 // DeleteSchedule removes a schedule and cancels its jobs that have not started.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var queue string
-		err := tx.QueryRow(ctx, s.sql(`DELETE FROM {schema}.schedules WHERE name = $1 RETURNING queue`), name).Scan(&queue)
+		var deleted bool
+		err := tx.QueryRow(ctx, s.sql(`DELETE FROM {schema}.schedules WHERE name = $1 RETURNING true`), name).Scan(&deleted)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		return s.cancelPlanned(ctx, tx, name, queue, store.ScheduleRemovedError(name))
+		return s.cancelPlanned(ctx, tx, name, store.ScheduleRemovedError(name))
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: delete schedule %s: %w", name, err)

@@ -41,7 +41,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 			paused, lastPlanned, created = old.Paused, nullMicros(old.LastPlanned), micros(old.CreatedAt)
 			if old.Expr != sc.Expr || old.Zone != sc.Zone {
 				lastPlanned = now
-				if err := cancelPlanned(t, sc.Name, old.Queue, store.ScheduleChangedError(sc.Name)); err != nil {
+				if err := cancelPlanned(t, sc.Name, store.ScheduleChangedError(sc.Name)); err != nil {
 					return err
 				}
 			}
@@ -90,11 +90,14 @@ func readSchedule(t *wtx, name string) (store.Schedule, error) {
 	return got[0], nil
 }
 
+// inScheduleIndex is the predicate of jobs_schedule, which a statement must name word for word
+// for SQLite to use the partial index.
+const inScheduleIndex = `state IN ('scheduled', 'available') AND schedule IS NOT NULL`
+
 // cancelPlanned cancels the jobs schedule name planned that have not started — scheduled, or due
-// (a claim promoted them) and never attempted — noting why in their errors as an attempt's error
-// would be. queue is the schedule's queue when they were planned: the due ones are found through
-// its claim index.
-func cancelPlanned(t *wtx, name, queue, why string) error {
+// (a claim promoted them) and never attempted, in whichever queue — noting why in their errors as
+// an attempt's error would be. Both are found through jobs_schedule.
+func cancelPlanned(t *wtx, name, why string) error {
 	c := make(counts)
 	var ends []ended
 	for _, step := range []struct {
@@ -103,18 +106,14 @@ func cancelPlanned(t *wtx, name, queue, why string) error {
 	}{
 		{store.StateScheduled, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
-		WHERE schedule = ?4 AND state = 'scheduled'
+		WHERE schedule = ?4 AND `+inScheduleIndex+` AND state = 'scheduled'
 		RETURNING id, queue, has_dependents`},
-		{store.StateAvailable, `UPDATE jobs INDEXED BY jobs_claim SET state = 'cancelled', finalized_at = ?1,
+		{store.StateAvailable, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
-		WHERE queue = ?5 AND state = 'available' AND schedule = ?4 AND attempted_at IS NULL
+		WHERE schedule = ?4 AND `+inScheduleIndex+` AND state = 'available' AND attempted_at IS NULL
 		RETURNING id, queue, has_dependents`},
 	} {
-		args := []any{micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name}
-		if step.from == store.StateAvailable {
-			args = append(args, queue)
-		}
-		rows, err := t.query(step.query, args...)
+		rows, err := t.query(step.query, micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name)
 		if err != nil {
 			return err
 		}
@@ -174,14 +173,13 @@ func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 // DeleteSchedule removes a schedule and cancels its jobs that have not started.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	err := s.write(ctx, func(t *wtx) error {
-		old, err := readSchedule(t, name)
-		if err != nil {
+		if _, err := readSchedule(t, name); err != nil {
 			return err
 		}
 		if _, err := t.exec(`DELETE FROM schedules WHERE name = ?`, name); err != nil {
 			return err
 		}
-		return cancelPlanned(t, name, old.Queue, store.ScheduleRemovedError(name))
+		return cancelPlanned(t, name, store.ScheduleRemovedError(name))
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete schedule %s: %w", name, err)

@@ -26,6 +26,7 @@ var scheduleTests = map[string]func(*testing.T, *env){
 	"PlanRace":               testSchedulePlanRace,
 	"JobScheduleField":       testJobScheduleField,
 	"DueOccurrenceCancelled": testDueOccurrenceCancelled,
+	"OldQueueCancelled":      testOldQueueOccurrenceCancelled,
 }
 
 // cronSchedule is a schedule with every field set; stores never interpret Expr or Zone.
@@ -390,5 +391,40 @@ func testDueOccurrenceCancelled(t *testing.T, e *env) {
 	}
 	if counts := e.stats()["default"].Counts; counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 0 || counts[store.StateScheduled] != 0 {
 		t.Fatalf("counts %v; want the 2 occurrences cancelled", counts)
+	}
+}
+
+// An occurrence planned into the schedule's queue, due and never started, is cancelled by a
+// later change of timing, or the schedule's removal, after the schedule moved to another queue.
+func testOldQueueOccurrenceCancelled(t *testing.T, e *env) {
+	for _, remove := range []bool{false, true} {
+		name := "moved"
+		if remove {
+			name = "moved-removed"
+		}
+		sc := cronSchedule(name)
+		sc.Queue = "q1"
+		e.upsertSchedule(sc)
+		occ := occurrence(name, e.now())
+		occ.Queue = "q1"
+		if !e.plan(name, never, e.now(), occ) {
+			t.Fatal("not planned")
+		}
+		e.advance(time.Second)
+		sc.Queue = "q2"
+		e.upsertSchedule(sc)
+		if remove {
+			if err := e.s.DeleteSchedule(e.ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			sc.Expr = "*/7 * * * * *"
+			e.upsertSchedule(sc)
+		}
+		for _, j := range e.planned(name) {
+			if j.State != store.StateCancelled {
+				t.Errorf("removed %v: occurrence %d in %s is %s, want cancelled", remove, j.ID, j.Queue, j.State)
+			}
+		}
 	}
 }
