@@ -275,7 +275,11 @@ func (d *depInsert) insertGeneration(ctx context.Context, idx []int) error {
 		if err := d.readNamed(ctx, todo); err != nil {
 			return err
 		}
-		var conflicted []int
+		rest, conflicted, err := d.splitHeld(ctx, todo)
+		if err != nil {
+			return err
+		}
+		todo = rest
 		for chunk := range slices.Chunk(todo, maxRowsPerStatement) {
 			c, err := d.insertRows(ctx, chunk)
 			if err != nil {
@@ -294,6 +298,42 @@ func (d *depInsert) insertGeneration(ctx context.Context, idx []int) error {
 		todo = retry
 	}
 	return nil
+}
+
+// splitHeld takes out of idx the jobs that would be inserted ended (a dependency failed) with a
+// unique key another job holds, as conflicted: an ended job is outside the unique index, so its
+// insert would not conflict, and the key's holder, or its supersede, must answer it as it
+// answers any insert of the key.
+func (d *depInsert) splitHeld(ctx context.Context, idx []int) (rest, held []int, err error) {
+	var keys []string
+	for _, i := range idx {
+		if k := d.params[i].UniqueKey; k != "" && d.row(i).state.Final() {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return idx, nil, nil
+	}
+	rs, err := d.q.query(ctx, d.s.sql(lookupHoldersSQL), keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	holders, err := scanJobs(rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	taken := make(map[string]bool, len(holders))
+	for _, h := range holders {
+		taken[h.UniqueKey] = true
+	}
+	for _, i := range idx {
+		if k := d.params[i].UniqueKey; taken[k] && d.row(i).state.Final() {
+			held = append(held, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	return rest, held, nil
 }
 
 // named returns the jobs params[i] waits for, in its order: DependsOn, then DependsOnIndex

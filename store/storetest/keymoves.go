@@ -19,6 +19,7 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"SupersedeExistingInCall": testSupersedeExistingInCall,
 	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
 	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
+	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -179,4 +180,25 @@ func testRetriedGivesKeyUp(t *testing.T, e *env) {
 	}
 	wantState(t, e.get(b.Job.ID), store.StateCancelled)
 	wantState(t, e.get(a.ID), store.StateAvailable)
+}
+
+// An insert whose key another job holds is a duplicate of that job, even when the job it would
+// insert waits for one that has failed, and would start cancelled.
+func testKeyHeldDependencyFailed(t *testing.T, e *env) {
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	p := job("k")
+	p.UniqueKey = "u"
+	holder := e.insertOne(p)
+	p.DependsOn = []int64{failed.ID}
+	got := e.insertResults(p)[0]
+	if !got.Duplicate || got.Job.ID != holder.ID {
+		t.Errorf("insert of a held key: duplicate %v of %d (%s), want a duplicate of %d", got.Duplicate, got.Job.ID, got.Job.State, holder.ID)
+	}
+	p.Supersede = true
+	got = e.insertResults(p)[0]
+	if got.Duplicate || got.Job.State != store.StateCancelled {
+		t.Errorf("superseding insert: duplicate %v, %s; want a new job, cancelled", got.Duplicate, got.Job.State)
+	}
+	wantState(t, e.get(holder.ID), store.StateCancelled)
 }
