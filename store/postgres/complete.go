@@ -44,7 +44,8 @@ done AS (
 				'duration_ns', ` + durationSQL("jobs.attempted_at") + `)) END,
 		result = coalesce(o.result, jobs.result),
 		finalized_at = CASE WHEN ` + endsSQL + ` IN ` + finalStatesSQL + ` THEN {now} END,
-		unique_states = ` + keepKeyIf(endsSQL) + `,
+		unique_states = ` + keepKeyAmong(endsSQL, `EXISTS (SELECT 1 FROM outcome o2 WHERE o2.id = p.id
+			AND (CASE WHEN p.cancel_requested THEN o2.cancel_state ELSE o2.state END) = ANY (p.unique_states))`) + `,
 		owner = NULL, lease_until = NULL
 	FROM outcome o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = o.was

@@ -20,6 +20,7 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
 	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
 	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
+	"CompleteSharedKey":       testCompleteSharedKey,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -201,4 +202,30 @@ func testKeyHeldDependencyFailed(t *testing.T, e *env) {
 		t.Errorf("superseding insert: duplicate %v, %s; want a new job, cancelled", got.Duplicate, got.Job.State)
 	}
 	wantState(t, e.get(holder.ID), store.StateCancelled)
+}
+
+// Two running jobs of one key that hold it only once completed finish in one call: both
+// complete, the key staying with one.
+func testCompleteSharedKey(t *testing.T, e *env) {
+	for range 2 {
+		p := job("k")
+		p.UniqueKey, p.UniqueStates = "u", []store.State{store.StateCompleted}
+		if r := e.insertResults(p)[0]; r.Duplicate {
+			t.Fatalf("a duplicate of %d", r.Job.ID)
+		}
+	}
+	claimed := e.claim("default", 2)
+	if len(claimed) != 2 {
+		t.Fatalf("claimed %d jobs, want 2", len(claimed))
+	}
+	applied, err := e.s.Complete(e.ctx, []store.Outcome{
+		{ID: claimed[0].ID, Fence: claimed[0].Fence, State: store.StateCompleted},
+		{ID: claimed[1].ID, Fence: claimed[1].Fence, State: store.StateCompleted},
+	})
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if !applied[0] || !applied[1] {
+		t.Errorf("applied %v, want both", applied)
+	}
 }
