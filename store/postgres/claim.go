@@ -203,7 +203,8 @@ rescued AS (
 		finalized_at = CASE WHEN l.final THEN {now} END,
 		errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', {now}, 'error', l.why,
 			'node', owner, 'duration_ns', ` + durationSQL("attempted_at") + `)),
-		unique_states = ` + keepKeyIf("l.ends") + `,
+		unique_states = ` + keepKeyAmong("l.ends", `EXISTS (SELECT 1 FROM lost l2 WHERE l2.lost_id = p.id
+			AND l2.ends = ANY (p.unique_states))`) + `,
 		owner = NULL, lease_until = NULL
 	FROM lost l
 	WHERE id = l.lost_id

@@ -106,11 +106,11 @@ func cancelPlanned(t *wtx, name, why string) error {
 	}{
 		{store.StateScheduled, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
-		WHERE schedule = ?4 AND `+inScheduleIndex+` AND state = 'scheduled'
+		WHERE schedule = ?4 AND ` + inScheduleIndex + ` AND state = 'scheduled'
 		RETURNING id, queue, has_dependents`},
 		{store.StateAvailable, `UPDATE jobs INDEXED BY jobs_schedule SET state = 'cancelled', finalized_at = ?1,
 			errors = json_insert(coalesce(errors, '[]'), '$[#]', json_object('attempt', attempt, 'at', ?2, 'error', ?3))
-		WHERE schedule = ?4 AND `+inScheduleIndex+` AND state = 'available' AND attempted_at IS NULL
+		WHERE schedule = ?4 AND ` + inScheduleIndex + ` AND state = 'available' AND attempted_at IS NULL
 		RETURNING id, queue, has_dependents`},
 	} {
 		rows, err := t.query(step.query, micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name)

@@ -21,6 +21,7 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
 	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
 	"CompleteSharedKey":       testCompleteSharedKey,
+	"RescueSharedKey":         testRescueSharedKey,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -228,4 +229,22 @@ func testCompleteSharedKey(t *testing.T, e *env) {
 	if !applied[0] || !applied[1] {
 		t.Errorf("applied %v, want both", applied)
 	}
+}
+
+// Two running jobs of one key that hold it only once retryable lose their leases together: one
+// rescue makes both retryable, the key staying with one.
+func testRescueSharedKey(t *testing.T, e *env) {
+	for range 2 {
+		p := job("k")
+		p.UniqueKey, p.UniqueStates, p.MaxAttempts = "u", []store.State{store.StateRetryable}, 3
+		if r := e.insertResults(p)[0]; r.Duplicate {
+			t.Fatalf("a duplicate of %d", r.Job.ID)
+		}
+	}
+	if claimed := e.claim("default", 2); len(claimed) != 2 {
+		t.Fatalf("claimed %d jobs, want 2", len(claimed))
+	}
+	e.advance(time.Hour)
+	got, err := e.s.Rescue(e.ctx, 10)
+	wantBoth(t, "Rescue", got, err)
 }
