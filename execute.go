@@ -87,6 +87,14 @@ func (n *Node) start(q *queue, row *JobRow) {
 	n.mu.Unlock()
 	n.events.emit(Event{Type: EventJobStarted, Job: row, Latency: startLatency(row, now), At: now})
 	n.jobs.Add(1)
+	if n.singletonLost(row.Kind) {
+		// Claimed while the node held the kind's singleton lease, which it lost while the claim
+		// travelled: handBack ran before this job was in the running set. It goes back as
+		// handBack sends the others, its context ended before a runner has it, so its handler
+		// never starts. Checked after the job entered the set, so that a loss after the check
+		// finds it there.
+		n.interrupt(e, errSingletonLost)
+	}
 	select {
 	case n.idle <- e:
 	default:
@@ -98,13 +106,6 @@ func (n *Node) start(q *queue, row *JobRow) {
 		// Its outcome would be refused for its fence; it is ended now, and its grace keeps it
 		// from holding a stop (nothing else reaches it once this attempt took its entry).
 		n.interrupt(earlier, errLeaseLost)
-	}
-	if n.singletonLost(row.Kind) {
-		// Claimed while the node held the kind's singleton lease, which it lost while the claim
-		// travelled: handBack ran before this job was in the running set. It goes back as
-		// handBack sends the others. Checked after the job entered the set, so that a loss
-		// after the check finds it there.
-		n.interrupt(e, errSingletonLost)
 	}
 }
 

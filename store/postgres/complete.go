@@ -45,6 +45,7 @@ done AS (
 		result = coalesce(o.result, jobs.result),
 		finalized_at = CASE WHEN ` + endsSQL + ` IN ` + finalStatesSQL + ` THEN {now} END,
 		unique_states = ` + keepKeyAmong(endsSQL, `EXISTS (SELECT 1 FROM outcome o2 WHERE o2.id = p.id
+			AND o2.fence = p.fence AND p.state = o2.was
 			AND (CASE WHEN p.cancel_requested THEN o2.cancel_state ELSE o2.state END) = ANY (p.unique_states))`) + `,
 		owner = NULL, lease_until = NULL
 	FROM outcome o

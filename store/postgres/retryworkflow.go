@@ -51,7 +51,8 @@ retried AS (
 		-- migration 016): the dependents they lead to wait for its next end.
 		has_dependents = r.r_awaited OR EXISTS (SELECT 1 FROM {schema}.job_deps d WHERE d.dep_id = jobs.id),
 		unique_states = ` + keepKeyAmong("(CASE WHEN r.r_waits > 0 THEN 'pending' ELSE 'available' END)",
-	`p.id = ANY ($5::bigint[]) AND p.unique_states && ARRAY['pending', 'available']`) + `
+	`EXISTS (SELECT 1 FROM unnest($5::bigint[], $6::integer[]) AS r2(id, waits) WHERE r2.id = p.id
+			AND (CASE WHEN r2.waits > 0 THEN 'pending' ELSE 'available' END) = ANY (p.unique_states))`) + `
 	FROM unnest($5::bigint[], $6::integer[], $7::boolean[]) AS r(r_id, r_waits, r_awaited)
 	WHERE jobs.id = r.r_id
 	RETURNING ` + jobColumns + `,

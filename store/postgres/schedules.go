@@ -108,7 +108,7 @@ WITH cancelled AS (
 		errors = errors || jsonb_build_array(jsonb_build_object(
 			'attempt', attempt, 'at', {now}, 'error', $3::text)),
 		unique_states = ` + keepKeyAmong("'cancelled'", `p.schedule = $2 AND p.state IN ('scheduled', 'available')
-			AND 'cancelled' = ANY (p.unique_states)`) + `
+			AND (p.state = 'scheduled' OR p.attempted_at IS NULL) AND 'cancelled' = ANY (p.unique_states)`) + `
 	WHERE id IN (
 		-- Through jobs_schedule, whatever queue each was planned into.
 		SELECT id FROM {schema}.jobs WHERE schedule = $2 AND state IN ('scheduled', 'available')

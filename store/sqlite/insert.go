@@ -178,7 +178,12 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		for _, h := range cancelled {
 			if k, ok := keyed[h.ID]; ok {
 				// Inserted by this call: its result says how it ended, and it is counted once,
-				// as cancelled, below.
+				// as cancelled, below. A resolution of the call that moved it on since its
+				// insert (released, as it ignores failed dependencies) moved its count too:
+				// that move is undone, the count below being its only one.
+				if made := res[k].Job.State; h.State != made {
+					c.move(h.Queue, h.State, made, 1)
+				}
 				was := *res[k].Job
 				was.State, was.FinalizedAt = store.StateCancelled, now
 				res[k].Job = &was

@@ -22,6 +22,8 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
 	"CompleteSharedKey":       testCompleteSharedKey,
 	"RescueSharedKey":         testRescueSharedKey,
+	"CompleteStalePeer":       testCompleteStalePeer,
+	"ReleasedThenSuperseded":  testReleasedThenSupersededCounts,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -247,4 +249,62 @@ func testRescueSharedKey(t *testing.T, e *env) {
 	e.advance(time.Hour)
 	got, err := e.s.Rescue(e.ctx, 10)
 	wantBoth(t, "Rescue", got, err)
+}
+
+// A completion batch that holds a stale outcome for a job of the key (its lease ran out, it was
+// rescued) beside the outcome of the key's other job: the refused outcome takes no key, and the
+// job that completes keeps it.
+func testCompleteStalePeer(t *testing.T, e *env) {
+	p := job("k")
+	p.UniqueKey, p.UniqueStates = "u", []store.State{store.StateAvailable, store.StateCompleted}
+	a := e.insertOne(p)
+	ca := e.claimAs("n1", time.Second, 1)
+	if len(ca) != 1 || ca[0].ID != a.ID {
+		t.Fatalf("claimed %v, want a", ids(ca))
+	}
+	rb := e.insertResults(p)[0] // a runs, which does not hold the key
+	if rb.Duplicate {
+		t.Fatalf("b is a duplicate of %d", rb.Job.ID)
+	}
+	e.advance(2 * time.Second)
+	cb := e.claimAs("n2", time.Hour, 1)
+	if len(cb) != 1 || cb[0].ID != rb.Job.ID {
+		t.Fatalf("claimed %v, want b", ids(cb))
+	}
+	if r := e.rescue(10); len(r) != 1 || r[0].ID != a.ID || r[0].State != store.StateRetryable {
+		t.Fatalf("rescued %v, want a, retryable", ids(r))
+	}
+	applied := e.complete(
+		store.Outcome{ID: a.ID, Fence: ca[0].Fence, State: store.StateCompleted},
+		store.Outcome{ID: cb[0].ID, Fence: cb[0].Fence, State: store.StateCompleted})
+	if applied[0] || !applied[1] {
+		t.Fatalf("applied %v, want a's stale outcome refused and b's applied", applied)
+	}
+	if r := e.insertResults(p)[0]; !r.Duplicate || r.Job.ID != rb.Job.ID {
+		t.Errorf("insert of the key after b completed: duplicate %v of %d (%s), want a duplicate of b %d",
+			r.Duplicate, r.Job.ID, r.Job.State, rb.Job.ID)
+	}
+}
+
+// A job of a call that ignores failed dependencies, released by a supersede of the call and
+// then itself superseded by a later job of the call, is counted once, cancelled.
+func testReleasedThenSupersededCounts(t *testing.T, e *env) {
+	held := job("k")
+	held.UniqueKey = "d"
+	h := e.insertOne(held)
+	x := after(h.ID)
+	x.UniqueKey, x.IgnoreFailedDeps = "x", true
+	supD := held
+	supD.Supersede = true
+	supX := job("k")
+	supX.UniqueKey, supX.Supersede = "x", true
+	res := e.insertResults(x, supD, supX)
+	wantState(t, e.get(res[0].Job.ID), store.StateCancelled)
+	if res[0].Job.State != store.StateCancelled {
+		t.Errorf("Insert returned x %s, want cancelled", res[0].Job.State)
+	}
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 2 || counts[store.StateAvailable] != 2 || counts[store.StatePending] != 0 {
+		t.Errorf("queue counts %v, want 2 cancelled and 2 available", counts)
+	}
 }
