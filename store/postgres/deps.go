@@ -314,20 +314,12 @@ func (d *depInsert) splitHeld(ctx context.Context, idx []int) (rest, held []int,
 	if len(keys) == 0 {
 		return idx, nil, nil
 	}
-	rs, err := d.q.query(ctx, d.s.sql(lookupHoldersSQL), keys)
+	holders, err := d.s.lookupHolders(ctx, d.q, keys)
 	if err != nil {
 		return nil, nil, err
-	}
-	holders, err := scanJobs(rs)
-	if err != nil {
-		return nil, nil, err
-	}
-	taken := make(map[string]bool, len(holders))
-	for _, h := range holders {
-		taken[h.UniqueKey] = true
 	}
 	for _, i := range idx {
-		if k := d.params[i].UniqueKey; taken[k] && d.row(i).state.Final() {
+		if k := d.params[i].UniqueKey; holders[k] != nil && d.row(i).state.Final() {
 			held = append(held, i)
 		} else {
 			rest = append(rest, i)

@@ -35,6 +35,23 @@ WITH superseded AS (
 )
 SELECT {now}, ARRAY(SELECT id FROM superseded WHERE state = 'cancelled'), ` + finalNotify("superseded")
 
+// lookupHolders returns the jobs that hold keys now, by key.
+func (s *Store) lookupHolders(ctx context.Context, q querier, keys []string) (map[string]*store.JobRow, error) {
+	rs, err := q.query(ctx, s.sql(lookupHoldersSQL), keys)
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanJobs(rs)
+	if err != nil {
+		return nil, err
+	}
+	holders := make(map[string]*store.JobRow, len(found))
+	for _, j := range found {
+		holders[j.UniqueKey] = j
+	}
+	return holders, nil
+}
+
 // resolveConflicts settles the unique jobs whose insert conflicted and returns those to try
 // again next round.
 func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.InsertParams,
@@ -49,17 +66,9 @@ func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.
 			keys = append(keys, params[i].UniqueKey)
 		}
 	}
-	rs, err := q.query(ctx, s.sql(lookupHoldersSQL), keys)
+	holders, err := s.lookupHolders(ctx, q, keys)
 	if err != nil {
 		return nil, err
-	}
-	found, err := scanJobs(rs)
-	if err != nil {
-		return nil, err
-	}
-	holders := make(map[string]*store.JobRow, len(found))
-	for _, j := range found {
-		holders[j.UniqueKey] = j
 	}
 
 	var supersede []int64
@@ -82,7 +91,7 @@ func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.
 		return retry, nil
 	}
 	slices.Sort(supersede)
-	rs, err = q.query(ctx, s.sql(supersedeSQL), s.now(), supersede)
+	rs, err := q.query(ctx, s.sql(supersedeSQL), s.now(), supersede)
 	if err != nil {
 		return nil, err
 	}
