@@ -19,6 +19,23 @@ var fastFailover = []string{
 // sigkillJobs is the size of the SIGKILL run, the same as the exactly-once run's.
 const sigkillJobs = exactlyOnceJobs
 
+// victimLease is the job lease of the node the SIGKILL run kills. Its jobs stay its own until their
+// leases expire, at least two thirds of this after the kill (a heartbeat every third): the test's
+// window to read what the dead node held, before the others' rescuers (1 s apart) take it. At 3 s
+// a machine loaded by other tests missed that window; the live nodes keep fastFailover's 3 s.
+const victimLease = 12 * time.Second
+
+// withJobLease returns flags with its --job-lease set to lease.
+func withJobLease(flags []string, lease time.Duration) []string {
+	out := append([]string(nil), flags...)
+	for i := range out {
+		if out[i] == "--job-lease" {
+			out[i+1] = lease.String()
+		}
+	}
+	return out
+}
+
 // A node SIGKILLed mid-run loses nothing: every job ends completed and runs at least once. Only
 // the jobs the dead node held when it died may run twice (its program may have written before the
 // node could record the outcome), and the store shows exactly those as rescued from it: a lost
@@ -30,11 +47,14 @@ func TestSIGKILLMidRun(t *testing.T) {
 
 // sigkillMidRun is TestSIGKILLMidRun on the cluster c, of any store.
 func sigkillMidRun(t *testing.T, c *cluster) {
-	for _, id := range []string{"n1", "n2", "n3"} {
+	// The victim starts alone, so it is the leader once the others join.
+	victim := c.start("n1", withJobLease(fastFailover, victimLease)...)
+	if leader, _ := c.waitLeader(t, "", 15*time.Second); leader != victim.id {
+		t.Fatalf("leader is %s, want %s, the only node", leader, victim.id)
+	}
+	for _, id := range []string{"n2", "n3"} {
 		c.start(id, fastFailover...)
 	}
-	victimID, _ := c.waitLeader(t, "", 15*time.Second)
-	victim := c.node(victimID)
 
 	began := time.Now()
 	ids := c.insertScripts(t, appendScript, sigkillJobs)
@@ -44,9 +64,12 @@ func sigkillMidRun(t *testing.T, c *cluster) {
 	}
 	victim.kill(t)
 	// Once the server has ended the dead node's sessions, nothing can change its jobs until their
-	// leases expire, seconds from now.
+	// leases expire, at least 8 s from now.
 	c.waitDisconnected(t, victim.id, 10*time.Second)
 	held := c.runningOn(t, victim.id)
+	if read := time.Since(victim.killedAt); read > victimLease*2/3 {
+		t.Fatalf("read the jobs %s held %v after killing it, when their leases may have expired: the check would be wrong", victim.id, read)
+	}
 	c.waitCompleted(t, sigkillJobs, 3*time.Minute)
 	took := time.Since(began)
 
