@@ -303,7 +303,8 @@ func (d *depInsert) insertGeneration(ctx context.Context, idx []int) error {
 // splitHeld takes out of idx the jobs that would be inserted ended (a dependency failed) with a
 // unique key another job holds, as conflicted: an ended job is outside the unique index, so its
 // insert would not conflict, and the key's holder, or its supersede, must answer it as it
-// answers any insert of the key.
+// answers any insert of the key. The holder may be in the table or an earlier job of idx that
+// goes in live in this round; conflicted, the ended job is answered once that one is in.
 func (d *depInsert) splitHeld(ctx context.Context, idx []int) (rest, held []int, err error) {
 	var keys []string
 	for _, i := range idx {
@@ -318,10 +319,18 @@ func (d *depInsert) splitHeld(ctx context.Context, idx []int) (rest, held []int,
 	if err != nil {
 		return nil, nil, err
 	}
+	live := map[string]bool{}
 	for _, i := range idx {
-		if k := d.params[i].UniqueKey; holders[k] != nil && d.row(i).state.Final() {
+		k, final := d.params[i].UniqueKey, d.row(i).state.Final()
+		switch {
+		case k == "":
+			rest = append(rest, i)
+		case !final:
+			live[k] = true
+			rest = append(rest, i)
+		case holders[k] != nil || live[k]:
 			held = append(held, i)
-		} else {
+		default:
 			rest = append(rest, i)
 		}
 	}

@@ -20,6 +20,7 @@ var keyMoveTests = map[string]func(*testing.T, *env){
 	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
 	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
 	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
+	"KeyHeldInCallDepFailed":  testKeyHeldInCallDepFailed,
 	"CompleteSharedKey":       testCompleteSharedKey,
 	"RescueSharedKey":         testRescueSharedKey,
 	"CompleteStalePeer":       testCompleteStalePeer,
@@ -205,6 +206,35 @@ func testKeyHeldDependencyFailed(t *testing.T, e *env) {
 		t.Errorf("superseding insert: duplicate %v, %s; want a new job, cancelled", got.Duplicate, got.Job.State)
 	}
 	wantState(t, e.get(holder.ID), store.StateCancelled)
+}
+
+// The same, the key's holder being an earlier job of the same call: the job that would start
+// cancelled is a duplicate of it, or, superseding, cancels it and is inserted cancelled.
+func testKeyHeldInCallDepFailed(t *testing.T, e *env) {
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	p := job("k")
+	p.UniqueKey = "u"
+	doomed := p
+	doomed.DependsOn = []int64{failed.ID}
+	res := e.insertResults(p, doomed)
+	if !res[1].Duplicate || res[1].Job.ID != res[0].Job.ID {
+		t.Errorf("held key: job 1 of the call is duplicate %v of %d (%s), want a duplicate of job 0, %d",
+			res[1].Duplicate, res[1].Job.ID, res[1].Job.State, res[0].Job.ID)
+	}
+	wantState(t, e.get(res[0].Job.ID), store.StateAvailable)
+
+	p.UniqueKey, doomed.UniqueKey, doomed.Supersede = "v", "v", true
+	res = e.insertResults(p, doomed)
+	if res[1].Duplicate || res[1].Job.ID == res[0].Job.ID || res[1].Job.State != store.StateCancelled {
+		t.Errorf("superseding: job 1 of the call is duplicate %v, %d (%s); want a new job, cancelled",
+			res[1].Duplicate, res[1].Job.ID, res[1].Job.State)
+	}
+	wantState(t, e.get(res[0].Job.ID), store.StateCancelled)
+	counts := e.stats()["default"].Counts
+	if counts[store.StateAvailable] != 1 || counts[store.StateCancelled] != 3 {
+		t.Errorf("queue counts %v, want 1 available (the first key's holder) and 3 cancelled", counts)
+	}
 }
 
 // Two running jobs of one key that hold it only once completed finish in one call: both
