@@ -83,8 +83,10 @@ func (c *Client) AddToBatch(ctx context.Context, callbackID int64, jobs ...Inser
 	if err != nil {
 		return nil, fmt.Errorf("rota: add to batch: %w", err)
 	}
+	// The store names them by their places in the callback's dependencies, under the lock that
+	// adds them there: calls adding to one batch at once would name theirs alike from one read.
 	for i := range params {
-		params[i].Workflow, params[i].Step = cb.Workflow, fmt.Sprintf("job-%d", len(cb.DependsOn)+i+1)
+		params[i].Workflow, params[i].Step, params[i].NumberStep = cb.Workflow, "job-", true
 		params[i].DependencyOf = callbackID
 	}
 	res, err := c.insertParams(ctx, params)

@@ -251,6 +251,49 @@ func TestCancelWorkflow(t *testing.T) {
 	}
 }
 
+// Jobs added to one batch by concurrent calls are named apart, by their places in the batch.
+func TestAddToBatchConcurrently(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := rota.NewClient(st, nil)
+	res, err := c.InsertBatch(t.Context(), rota.NewBatch(batchDone{}, nil).Add(batchJob{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const adders = 8
+	var wg sync.WaitGroup
+	for i := range adders {
+		wg.Go(func() {
+			if _, err := c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: i + 1}}); err != nil {
+				t.Errorf("AddToBatch: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	steps := map[string]bool{}
+	for _, id := range mustGet(t, c, res.Callback.ID).DependsOn {
+		steps[mustGet(t, c, id).Step] = true
+	}
+	for i := 1; i <= adders+1; i++ {
+		if s := fmt.Sprintf("job-%d", i); !steps[s] {
+			t.Errorf("no step %q in the batch; its steps are %v", s, steps)
+		}
+	}
+}
+
+// mustGet returns job id.
+func mustGet(t *testing.T, c *rota.Client, id int64) *rota.JobRow {
+	t.Helper()
+	j, err := c.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 type batchJob struct {
 	N int `json:"n"`
 }
@@ -295,6 +338,9 @@ func TestBatchCallback(t *testing.T) {
 	added, err := c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 10}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := added[0].Job.Step; got != "job-11" {
+		t.Errorf("the job added to a batch of 10 is step %q, want job-11", got)
 	}
 	close(release)
 	if j := wait(t, c, res.Callback.ID); j.State != rota.StateCompleted {

@@ -170,6 +170,10 @@ type InsertParams struct {
 	// that job waits for this one too. A job that is no longer pending fails the insert with
 	// ErrNotPending, and nothing of the call is inserted.
 	DependencyOf int64
+	// NumberStep, with DependencyOf, names the step Step followed by the job's place (from 1)
+	// among the jobs DependencyOf waits for, decided where the store adds it there: jobs that
+	// concurrent calls add to one job are named apart. Without DependencyOf it does nothing.
+	NumberStep bool
 }
 
 // UniqueStatesDefault returns the states in which a job holds its unique key when its

@@ -201,12 +201,71 @@ func (s *Store) insertDeps(ctx context.Context, q querier, params []store.Insert
 			return nil, err
 		}
 	}
+	if err := d.numberSteps(ctx); err != nil {
+		return nil, err
+	}
 	if d.reread {
 		if err := s.rereadResults(ctx, q, d.out); err != nil {
 			return nil, err
 		}
 	}
 	return d.out, nil
+}
+
+// numberStepsSQL appends to the step of each new job $1 (a prefix, $3) its place among the jobs
+// of the job it joined ($2): where the insert appended it to that job's depends_on, under the
+// lock that keeps another call adding to the same job waiting. Each joined job's list is
+// unnested once, not searched once per job.
+const numberStepsSQL = `
+WITH u AS (
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, of, prefix)
+),
+places AS (
+	SELECT c.id AS of, d.id, d.place
+	FROM {schema}.jobs c, unnest(c.depends_on) WITH ORDINALITY AS d(id, place)
+	WHERE c.id IN (SELECT of FROM u)
+)
+UPDATE {schema}.jobs j SET step = u.prefix || p.place
+FROM u JOIN places p ON p.of = u.of AND p.id = u.id
+WHERE j.id = u.id
+RETURNING j.id, j.step`
+
+// numberSteps names the steps of the new jobs of the call that ask for it (NumberStep) by their
+// places in the jobs they joined.
+func (d *depInsert) numberSteps(ctx context.Context) error {
+	var (
+		ids, ofs []int64
+		prefixes []string
+		at       = map[int64]int{}
+	)
+	for i, p := range d.params {
+		if r := d.out[i]; p.NumberStep && p.DependencyOf != 0 && !r.Duplicate && r.Job != nil {
+			ids, ofs, prefixes = append(ids, r.Job.ID), append(ofs, p.DependencyOf), append(prefixes, p.Step)
+			at[r.Job.ID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rs, err := d.q.query(ctx, d.s.sql(numberStepsSQL), ids, ofs, prefixes)
+	if err != nil {
+		return fmt.Errorf("number steps: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var (
+			id   int64
+			step string
+		)
+		if err := rs.Scan(&id, &step); err != nil {
+			return fmt.Errorf("number steps: %w", err)
+		}
+		d.out[at[id]].Job.Step = step
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("number steps: %w", err)
+	}
+	return nil
 }
 
 // generations groups the indexes of params by depth in the call: a job is one generation after

@@ -69,7 +69,7 @@ func depFields(p store.InsertParams) bool {
 }
 
 // depsArg is a job's dependency fields as insertdeps.lua reads them: "" when it has none, else
-// six length-prefixed strings.
+// seven length-prefixed strings.
 func depsArg(p store.InsertParams) string {
 	if !depFields(p) {
 		return ""
@@ -81,15 +81,18 @@ func depsArg(p store.InsertParams) string {
 	for _, i := range p.DependsOnIndex {
 		idx = append(idx, strconv.Itoa(i))
 	}
-	ignore, of := "", ""
+	ignore, of, number := "", "", ""
 	if p.IgnoreFailedDeps {
 		ignore = "1"
 	}
 	if p.DependencyOf != 0 {
 		of = strconv.FormatInt(p.DependencyOf, 10)
+		if p.NumberStep {
+			number = "1"
+		}
 	}
 	var b strings.Builder
-	for _, f := range []string{p.Workflow, p.Step, strings.Join(ids, ","), strings.Join(idx, ","), ignore, of} {
+	for _, f := range []string{p.Workflow, p.Step, strings.Join(ids, ","), strings.Join(idx, ","), ignore, of, number} {
 		b.WriteString(strconv.Itoa(len(f)))
 		b.WriteByte(':')
 		b.WriteString(f)

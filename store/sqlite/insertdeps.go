@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -245,6 +246,24 @@ func linkWaits(x execer, idx []int, plans map[int]*depPlan, res []store.InsertRe
 	return nil
 }
 
+// numberStep names the step of new job j, which has just joined p.DependencyOf, by its place
+// there: the length of the list it was appended to.
+func numberStep(x execer, p *store.InsertParams, j *store.JobRow) error {
+	rows, err := x.query(`UPDATE jobs SET step = ?1 || (SELECT json_array_length(depends_on) FROM jobs WHERE id = ?3)
+		WHERE id = ?2 RETURNING step`, p.Step, j.ID, p.DependencyOf)
+	if err != nil {
+		return fmt.Errorf("number step of job %d: %w", j.ID, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return fmt.Errorf("number step of job %d: %w", j.ID, cmp.Or(rows.Err(), store.ErrNotFound))
+	}
+	if err := rows.Scan(&j.Step); err != nil {
+		return fmt.Errorf("number step of job %d: %w", j.ID, err)
+	}
+	return rows.Close()
+}
+
 // linkDeps writes the edges of the inserted job j: from each dependency it waits for, and to the
 // job it was added to (DependencyOf). It returns j as ended when it starts final and another job
 // now waits for it, for the caller to resolve.
@@ -278,6 +297,13 @@ func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) (
 	if _, err := x.exec(`UPDATE jobs SET depends_on = json_insert(coalesce(depends_on, '[]'), '$[#]', ?1)
 		WHERE id = ?2`, j.ID, p.DependencyOf); err != nil {
 		return nil, err
+	}
+	if p.NumberStep {
+		// Its place is the length of the list it has just been appended to: the store's one
+		// writer keeps another call from adding to the same job in between.
+		if err := numberStep(x, p, j); err != nil {
+			return nil, err
+		}
 	}
 	if j.State.Final() {
 		return []ended{{id: j.ID, state: j.State}}, nil

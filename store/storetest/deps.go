@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"DeletedDep":                    testDeletedDep,
 	"UnknownDep":                    testUnknownDep,
 	"DependencyOf":                  testDependencyOf,
+	"NumberedSteps":                 testNumberedSteps,
 	"ReleasedIntoItsRunAt":          testReleasedIntoRunAt,
 	"RescuedDepStillAwaited":        testRescuedDepAwaited,
 	"RetryPendingRunsNow":           testRetryPending,
@@ -313,6 +315,52 @@ func testDependencyOf(t *testing.T, e *env) {
 	}
 	if n := len(e.list(store.ListParams{})); n != 3 {
 		t.Errorf("%d jobs after the failed insert, want 3", n)
+	}
+}
+
+// Jobs that join a pending job with NumberStep are named by their places among the jobs it waits
+// for, in one call and in several, and jobs added by concurrent calls are named apart.
+func testNumberedSteps(t *testing.T, e *env) {
+	a := e.insertOne(job("k"))
+	p := after(a.ID)
+	p.IgnoreFailedDeps = true
+	cb := e.insertOne(p)
+	add := job("k")
+	add.Workflow, add.Step, add.DependencyOf, add.NumberStep = "wf", "job-", cb.ID, true
+	for i, r := range e.insertResults(add, add) {
+		if want := fmt.Sprintf("job-%d", i+2); r.Job.Step != want || e.get(r.Job.ID).Step != want {
+			t.Errorf("job %d of the call: step %q (stored %q), want %q", i, r.Job.Step, e.get(r.Job.ID).Step, want)
+		}
+	}
+	const callers = 8
+	steps := make(chan string, callers)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			res, err := e.s.Insert(e.ctx, []store.InsertParams{add})
+			if err != nil {
+				t.Errorf("Insert: %v", err)
+				return
+			}
+			steps <- res[0].Job.Step
+		})
+	}
+	wg.Wait()
+	close(steps)
+	seen := map[string]bool{}
+	for s := range steps {
+		seen[s] = true
+	}
+	for i := 4; i < 4+callers; i++ {
+		if s := fmt.Sprintf("job-%d", i); !seen[s] {
+			t.Errorf("no job named %q; concurrent calls named theirs %v", s, seen)
+		}
+	}
+	got := e.get(cb.ID).DependsOn
+	for i, id := range got {
+		if want := fmt.Sprintf("job-%d", i+1); i > 0 && e.get(id).Step != want {
+			t.Errorf("job %d, place %d of the callback, is step %q, want %q", id, i+1, e.get(id).Step, want)
+		}
 	}
 }
 

@@ -2,7 +2,8 @@
 -- for a job with none, else six length-prefixed strings
 -- ("<len>:<bytes>", so any bytes may be in a workflow's name): workflow, step, the ids of jobs it
 -- depends on, the indexes of earlier jobs of the call it depends on (both comma-separated),
--- '1' when it ignores failed dependencies, and the id of the pending job it joins (DependencyOf).
+-- '1' when it ignores failed dependencies, the id of the pending job it joins (DependencyOf), and
+-- '1' when its step is numbered by its place there (NumberStep).
 local function splitDeps(s)
   local f, pos = {}, 1
   while pos <= #s do
@@ -16,7 +17,8 @@ local function splitDeps(s)
     for x in string.gmatch(v, '[^,]+') do l[#l + 1] = x end
     return l
   end
-  return {w = f[1], st = f[2], d = list(f[3]), di = list(f[4]), ig = f[5] == '1', of = f[6]}
+  return {w = f[1], st = f[2], d = list(f[3]), di = list(f[4]), ig = f[5] == '1', of = f[6],
+    n = f[6] ~= '' and f[7] == '1'}
 end
 
 -- readDeps decodes the dependency fields of the call's jobs sent whole (full: {job index from 0,
@@ -41,6 +43,20 @@ local function readDeps(full, at)
     end
   end
   return deps
+end
+
+-- PLACES counts, per job joined by this call, the jobs it waits for (its D field): a numbered
+-- step's place (nextPlace) without reading D again per job. A numbered job counts as it is named,
+-- a duplicate's holder as join adds it; insertJobs starts it empty.
+local PLACES = {}
+local function nextPlace(of)
+  local n = PLACES[of]
+  if not n then
+    local d = rcall('HGET', jkey(of), 'D')
+    n = d and select(2, string.gsub(d, ',', ',')) + 1 or 0
+  end
+  PLACES[of] = n + 1
+  return fmt(n + 1)
 end
 
 -- PLACED is the workflows this call has put in wfs already: a fan-out's thousands of steps are
@@ -96,6 +112,7 @@ local function join(of, d, s, dup)
     if dup and string.find(',' .. v[2] .. ',', ',' .. d .. ',', 1, true) then return end
     deps = v[2] .. ',' .. d
   end
+  if dup and PLACES[of] then PLACES[of] = PLACES[of] + 1 end
   if not FINAL[s] then
     -- A second wait: an entry of of's that vouched for one no longer does.
     forgetEntries(of, v[2], v[4])

@@ -113,7 +113,8 @@ end
 local function insertJobs(base, n)
   local out, cancelled, avail = {}, {}, {}
   local newId, closeIds = idSource(n)
-  byQueue, PLACED = {}, {}
+  byQueue, PLACED, PLACES = {}, {}, {}
+  local numbered = {} -- new jobs whose step the call named: their rows go back whole
   local known = {} -- queues added to the queues set by this call: once each, not once per job
   -- The whole jobs' positions first: their dependency fields are checked before any write.
   local full, b, j = {}, base, 0
@@ -183,6 +184,10 @@ local function insertJobs(base, n)
         if dx then
           if dx.w ~= '' then h.W = dx.w end
           if dx.st ~= '' then h.st = dx.st end
+          if dx.n then
+            h.st = dx.st .. nextPlace(dx.of)
+            numbered[id] = true
+          end
           if dx.ig then h.ig = '1' end
           state = waitOn(h, dx, ids, state)
           h.s = state
@@ -219,9 +224,10 @@ local function insertJobs(base, n)
       if r[1] == '0' then
         -- A new job with dependency fields: the caller builds its row from what it sent and
         -- the state the call left it in ({'2', id, state}), as for a plain job; one left
-        -- cancelled comes whole, for its error. A fan-in's steps are thousands of rows.
+        -- cancelled comes whole, for its error, and so does one whose step the call named. A
+        -- fan-in's steps are thousands of rows.
         local st = rcall('HGET', jkey(r[2]), 's')
-        if st == 'cancelled' then out[i] = {'0', row(r[2])} else out[i] = {'2', r[2], st} end
+        if st == 'cancelled' or numbered[r[2]] then out[i] = {'0', row(r[2])} else out[i] = {'2', r[2], st} end
       else
         out[i] = {r[1], row(r[2])}
       end
