@@ -168,7 +168,8 @@ type InsertParams struct {
 	IgnoreFailedDeps bool
 	// DependencyOf adds the new job to the dependencies of a pending job (a batch's callback):
 	// that job waits for this one too. A job that is no longer pending fails the insert with
-	// ErrNotPending, and nothing of the call is inserted.
+	// ErrNotPending, and nothing of the call is inserted. A duplicate (its unique key held)
+	// adds nothing: the job holding the key is not the call's.
 	DependencyOf int64
 	// NumberStep, with DependencyOf, names the step Step followed by the job's place (from 1)
 	// among the jobs DependencyOf waits for, decided where the store adds it there: jobs that

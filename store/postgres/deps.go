@@ -212,18 +212,29 @@ func (s *Store) insertDeps(ctx context.Context, q querier, params []store.Insert
 	return d.out, nil
 }
 
-// numberStepsSQL appends to the step of each new job $1 (a prefix, $3) its place among the jobs
-// of the job it joined ($2): where the insert appended it to that job's depends_on, under the
-// lock that keeps another call adding to the same job waiting. Each joined job's list is
-// unnested once, not searched once per job.
+// numberStepsSQL puts the new jobs of the call that joined each job ($4, in the call's order,
+// joining $5) in the call's order at the end of its depends_on, where the insert appended them
+// in the order its generations and rounds went in, under the lock that keeps another call adding
+// to the same job waiting; then appends to the step of each numbered job $1 (a prefix, $3) its
+// place among the jobs of the job it joined ($2).
 const numberStepsSQL = `
-WITH u AS (
+WITH mine AS (
+	SELECT * FROM unnest($4::bigint[], $5::bigint[]) WITH ORDINALITY AS m(id, of, ord)
+),
+ordered AS (
+	UPDATE {schema}.jobs c SET depends_on =
+		ARRAY(SELECT d.id FROM unnest(c.depends_on) WITH ORDINALITY AS d(id, n)
+			WHERE d.id NOT IN (SELECT id FROM mine WHERE mine.of = c.id) ORDER BY d.n) ||
+		ARRAY(SELECT m.id FROM mine m WHERE m.of = c.id AND m.id = ANY (c.depends_on) ORDER BY m.ord)
+	WHERE c.id IN (SELECT of FROM mine)
+	RETURNING c.id, c.depends_on
+),
+u AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, of, prefix)
 ),
 places AS (
 	SELECT c.id AS of, d.id, d.place
-	FROM {schema}.jobs c, unnest(c.depends_on) WITH ORDINALITY AS d(id, place)
-	WHERE c.id IN (SELECT of FROM u)
+	FROM ordered c, unnest(c.depends_on) WITH ORDINALITY AS d(id, place)
 )
 UPDATE {schema}.jobs j SET step = u.prefix || p.place
 FROM u JOIN places p ON p.of = u.of AND p.id = u.id
@@ -231,27 +242,31 @@ WHERE j.id = u.id
 RETURNING j.id, j.step`
 
 // numberSteps names the steps of the new jobs of the call that ask for it (NumberStep) by their
-// places in the jobs they joined.
+// places, in the call's order, in the jobs they joined.
 func (d *depInsert) numberSteps(ctx context.Context) error {
 	var (
-		ids, ofs []int64
-		prefixes []string
-		at       = map[int64]int{}
+		ids, ofs, joined, targets []int64
+		prefixes                  []string
 	)
 	for i, p := range d.params {
-		if r := d.out[i]; p.NumberStep && p.DependencyOf != 0 && !r.Duplicate && r.Job != nil {
+		r := d.out[i]
+		if p.DependencyOf == 0 || r.Duplicate || r.Job == nil {
+			continue
+		}
+		joined, targets = append(joined, r.Job.ID), append(targets, p.DependencyOf)
+		if p.NumberStep {
 			ids, ofs, prefixes = append(ids, r.Job.ID), append(ofs, p.DependencyOf), append(prefixes, p.Step)
-			at[r.Job.ID] = i
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	rs, err := d.q.query(ctx, d.s.sql(numberStepsSQL), ids, ofs, prefixes)
+	rs, err := d.q.query(ctx, d.s.sql(numberStepsSQL), ids, ofs, prefixes, joined, targets)
 	if err != nil {
 		return fmt.Errorf("number steps: %w", err)
 	}
 	defer rs.Close()
+	steps := make(map[int64]string, len(ids))
 	for rs.Next() {
 		var (
 			id   int64
@@ -260,10 +275,16 @@ func (d *depInsert) numberSteps(ctx context.Context) error {
 		if err := rs.Scan(&id, &step); err != nil {
 			return fmt.Errorf("number steps: %w", err)
 		}
-		d.out[at[id]].Job.Step = step
+		steps[id] = step
 	}
 	if err := rs.Err(); err != nil {
 		return fmt.Errorf("number steps: %w", err)
+	}
+	// A duplicate of a numbered job of the call was answered with it before it was named.
+	for _, r := range d.out {
+		if step, ok := steps[r.Job.ID]; ok {
+			r.Job.Step = step
+		}
 	}
 	return nil
 }
@@ -272,6 +293,7 @@ func (d *depInsert) numberSteps(ctx context.Context) error {
 // the latest of the jobs of the call it waits for.
 func generations(params []store.InsertParams) ([][]int, error) {
 	depth := make([]int, len(params))
+	keyDepth := make(map[string]int) // the latest generation of the call's jobs of each key so far
 	var gens [][]int
 	for i, p := range params {
 		for _, j := range p.DependsOnIndex {
@@ -279,6 +301,11 @@ func generations(params []store.InsertParams) ([][]int, error) {
 				return nil, fmt.Errorf("job %d of the call depends on job %d of the call, not an earlier one", i, j)
 			}
 			depth[i] = max(depth[i], depth[j]+1)
+		}
+		// A job goes in no earlier than the earlier jobs of its key: the first takes it.
+		if k := p.UniqueKey; k != "" {
+			depth[i] = max(depth[i], keyDepth[k])
+			keyDepth[k] = depth[i]
 		}
 		if depth[i] == len(gens) {
 			gens = append(gens, nil)
@@ -354,6 +381,8 @@ func (d *depInsert) insertGeneration(ctx context.Context, idx []int) error {
 			// Someone's key moved: a supersede ended a job, or its holder ended.
 			d.reread = true
 		}
+		// In the call's order: splitHeld and the insert take a key's earlier job first.
+		slices.Sort(retry)
 		todo = retry
 	}
 	return nil

@@ -71,10 +71,22 @@ func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.
 		return nil, err
 	}
 
+	// The first job of the round, by its place in the call, that supersedes each key's holder:
+	// a later job of the key is that job's duplicate, next round, not the holder's.
+	first := make(map[string]int)
+	for _, i := range conflicted {
+		p := params[i]
+		if h := holders[p.UniqueKey]; h != nil && p.Supersede && supersedable(h.State) {
+			if k, ok := first[p.UniqueKey]; !ok || i < k {
+				first[p.UniqueKey] = i
+			}
+		}
+	}
 	var supersede []int64
 	for _, i := range conflicted {
 		p := params[i]
 		h := holders[p.UniqueKey]
+		k, superseded := first[p.UniqueKey]
 		switch {
 		case h == nil: // the holder finished meanwhile: the key is free
 			retry = append(retry, i)
@@ -82,6 +94,8 @@ func (s *Store) resolveConflicts(ctx context.Context, q querier, params []store.
 			if !slices.Contains(supersede, h.ID) {
 				supersede = append(supersede, h.ID)
 			}
+			retry = append(retry, i)
+		case superseded && k < i:
 			retry = append(retry, i)
 		default:
 			out[i] = store.InsertResult{Job: h, Duplicate: true}

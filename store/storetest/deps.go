@@ -22,6 +22,10 @@ var depTests = map[string]func(*testing.T, *env){
 	"UnknownDep":                    testUnknownDep,
 	"DependencyOf":                  testDependencyOf,
 	"NumberedSteps":                 testNumberedSteps,
+	"NumberedStepDuplicate":         testNumberedStepDuplicate,
+	"NumberedStepsMixed":            testNumberedStepsMixed,
+	"NumberedStepsInCallOrder":      testNumberedStepsInCallOrder,
+	"DuplicateDoesNotJoin":          testDuplicateDoesNotJoin,
 	"ReleasedIntoItsRunAt":          testReleasedIntoRunAt,
 	"RescuedDepStillAwaited":        testRescuedDepAwaited,
 	"RetryPendingRunsNow":           testRetryPending,
@@ -362,6 +366,104 @@ func testNumberedSteps(t *testing.T, e *env) {
 			t.Errorf("job %d, place %d of the callback, is step %q, want %q", id, i+1, e.get(id).Step, want)
 		}
 	}
+}
+
+// openCallback inserts a job and a pending callback waiting for it (ignoring failures when
+// ignore), and returns both.
+func (e *env) openCallback(ignore bool) (first, cb *store.JobRow) {
+	e.t.Helper()
+	first = e.insertOne(job("k"))
+	p := after(first.ID)
+	p.IgnoreFailedDeps = ignore
+	return first, e.insertOne(p)
+}
+
+// numbered is job("k") joining cb as a numbered step "job-<place>" of workflow "wf".
+func numbered(cb int64) store.InsertParams {
+	p := job("k")
+	p.Workflow, p.Step, p.DependencyOf, p.NumberStep = "wf", "job-", cb, true
+	return p
+}
+
+// wantStep checks that r, a result of Insert, and the job as stored are step want.
+func wantStep(t *testing.T, e *env, what string, r store.InsertResult, want string) {
+	t.Helper()
+	if got := e.get(r.Job.ID).Step; r.Job.Step != want || got != want {
+		t.Errorf("%s (job %d, duplicate %v): step %q, stored %q; want %q", what, r.Job.ID, r.Duplicate, r.Job.Step, got, want)
+	}
+}
+
+// A duplicate of a numbered job of the same call is answered with that job as it is: named.
+func testNumberedStepDuplicate(t *testing.T, e *env) {
+	first, cb := e.openCallback(true)
+	add := numbered(cb.ID)
+	add.UniqueKey = "u"
+	res := e.insertResults(add, add, numbered(cb.ID))
+	if !res[1].Duplicate || res[1].Job.ID != res[0].Job.ID {
+		t.Fatalf("job 1 of the call: duplicate %v of %d, want a duplicate of job 0, %d", res[1].Duplicate, res[1].Job.ID, res[0].Job.ID)
+	}
+	wantStep(t, e, "job 0 of the call", res[0], "job-2")
+	wantStep(t, e, "job 1 of the call, its duplicate", res[1], "job-2")
+	wantStep(t, e, "job 2 of the call", res[2], "job-3")
+	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[2].Job.ID}; !slices.Equal(got, want) {
+		t.Errorf("callback DependsOn = %v, want %v", got, want)
+	}
+}
+
+// A job that joins without NumberStep takes its place too: a numbered job after it in the same
+// call is named by its own place.
+func testNumberedStepsMixed(t *testing.T, e *env) {
+	first, cb := e.openCallback(true)
+	plain := job("k")
+	plain.Workflow, plain.Step, plain.DependencyOf = "wf", "extra", cb.ID
+	res := e.insertResults(numbered(cb.ID), plain, numbered(cb.ID))
+	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID}; !slices.Equal(got, want) {
+		t.Errorf("callback DependsOn = %v, want %v", got, want)
+	}
+	wantStep(t, e, "job 0 of the call", res[0], "job-2")
+	wantStep(t, e, "job 2 of the call", res[2], "job-4")
+}
+
+// The numbered jobs of one call take their places in the call's order, however the store goes
+// about inserting them: one that first supersedes the job holding its key, one that waits for an
+// earlier job of the call.
+func testNumberedStepsInCallOrder(t *testing.T, e *env) {
+	first, cb := e.openCallback(true)
+	held := job("k")
+	held.UniqueKey = "u"
+	e.insertOne(held)
+	sup := numbered(cb.ID)
+	sup.UniqueKey, sup.Supersede = "u", true
+	res := e.insertResults(sup, numbered(cb.ID))
+	wantStep(t, e, "superseding job 0 of the call", res[0], "job-2")
+	wantStep(t, e, "job 1 of the call", res[1], "job-3")
+	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[1].Job.ID}; !slices.Equal(got, want) {
+		t.Errorf("callback DependsOn = %v, want %v (the call's order)", got, want)
+	}
+	waits := numbered(cb.ID)
+	waits.DependsOnIndex = []int{0}
+	res = e.insertResults(job("k"), waits, numbered(cb.ID))
+	wantStep(t, e, "job 1 of the second call, waiting for job 0", res[1], "job-4")
+	wantStep(t, e, "job 2 of the second call", res[2], "job-5")
+}
+
+// A job that would join a pending job but is a duplicate joins nothing: the job holding its key
+// is not added to the pending job's dependencies, and takes no place there.
+func testDuplicateDoesNotJoin(t *testing.T, e *env) {
+	first, cb := e.openCallback(true)
+	held := job("k")
+	held.UniqueKey = "u"
+	h := e.insertOne(held)
+	dup := numbered(cb.ID)
+	dup.UniqueKey = "u"
+	res := e.insertResults(dup, numbered(cb.ID))
+	if !res[0].Duplicate || res[0].Job.ID != h.ID {
+		t.Fatalf("job 0 of the call: duplicate %v of %d, want a duplicate of %d", res[0].Duplicate, res[0].Job.ID, h.ID)
+	}
+	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[1].Job.ID}; !slices.Equal(got, want) {
+		t.Errorf("callback DependsOn = %v, want %v", got, want)
+	}
+	wantStep(t, e, "job 1 of the call", res[1], "job-2")
 }
 
 // A dependent whose RunAt is still ahead when its dependencies end becomes scheduled, not

@@ -12,19 +12,22 @@ import (
 // with one job, never fail (a claim that failed on such a job failed on every claim of its
 // queue after it).
 var keyMoveTests = map[string]func(*testing.T, *env){
-	"CancelKeyHeldElsewhere":  testCancelKeyHeldElsewhere,
-	"ExpireKeyHeldElsewhere":  testExpireKeyHeldElsewhere,
-	"PromoteSharedKey":        testPromoteSharedKey,
-	"RetryWorkflowSharedKey":  testRetryWorkflowSharedKey,
-	"SupersedeExistingInCall": testSupersedeExistingInCall,
-	"DuplicateThenSuperseded": testDuplicateThenSuperseded,
-	"RetriedGivesKeyUp":       testRetriedGivesKeyUp,
-	"KeyHeldDependencyFailed": testKeyHeldDependencyFailed,
-	"KeyHeldInCallDepFailed":  testKeyHeldInCallDepFailed,
-	"CompleteSharedKey":       testCompleteSharedKey,
-	"RescueSharedKey":         testRescueSharedKey,
-	"CompleteStalePeer":       testCompleteStalePeer,
-	"ReleasedThenSuperseded":  testReleasedThenSupersededCounts,
+	"CancelKeyHeldElsewhere":    testCancelKeyHeldElsewhere,
+	"ExpireKeyHeldElsewhere":    testExpireKeyHeldElsewhere,
+	"PromoteSharedKey":          testPromoteSharedKey,
+	"RetryWorkflowSharedKey":    testRetryWorkflowSharedKey,
+	"SupersedeExistingInCall":   testSupersedeExistingInCall,
+	"DuplicateThenSuperseded":   testDuplicateThenSuperseded,
+	"RetriedGivesKeyUp":         testRetriedGivesKeyUp,
+	"KeyHeldDependencyFailed":   testKeyHeldDependencyFailed,
+	"KeyHeldInCallDepFailed":    testKeyHeldInCallDepFailed,
+	"KeyTakenInCallBySupersede": testKeyTakenInCallBySupersede,
+	"KeyHeldInCallLaterGen":     testKeyHeldInCallLaterGen,
+	"SupersedeChainInCall":      testSupersedeChainInCall,
+	"CompleteSharedKey":         testCompleteSharedKey,
+	"RescueSharedKey":           testRescueSharedKey,
+	"CompleteStalePeer":         testCompleteStalePeer,
+	"ReleasedThenSuperseded":    testReleasedThenSupersededCounts,
 }
 
 // Jobs whose key is held only once they have ended (UniqueStates completed and cancelled) can be
@@ -235,6 +238,82 @@ func testKeyHeldInCallDepFailed(t *testing.T, e *env) {
 	if counts[store.StateAvailable] != 1 || counts[store.StateCancelled] != 3 {
 		t.Errorf("queue counts %v, want 1 available (the first key's holder) and 3 cancelled", counts)
 	}
+}
+
+// A job of the call whose key an earlier job of the call took by superseding its holder is a
+// duplicate of that earlier job, not of the holder it cancelled, whether it would start live or
+// cancelled (a dependency failed).
+func testKeyTakenInCallBySupersede(t *testing.T, e *env) {
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	p := job("k")
+	p.UniqueKey = "u"
+	old := e.insertOne(p)
+	sup := p
+	sup.Supersede = true
+	doomed := p
+	doomed.DependsOn = []int64{failed.ID}
+	for _, c := range []struct {
+		name  string
+		later store.InsertParams
+	}{{"live", p}, {"starting cancelled", doomed}} {
+		res := e.insertResults(sup, c.later)
+		if !res[1].Duplicate || res[1].Job.ID != res[0].Job.ID {
+			t.Errorf("%s job after a supersede in its call: duplicate %v of %d (%s), want a duplicate of job 0, %d",
+				c.name, res[1].Duplicate, res[1].Job.ID, res[1].Job.State, res[0].Job.ID)
+		}
+		wantState(t, e.get(res[0].Job.ID), store.StateAvailable)
+	}
+	wantState(t, e.get(old.ID), store.StateCancelled)
+}
+
+// An earlier job of the call takes its key first even when it waits for a job of the call and a
+// later one of the key does not: the later one is its duplicate, live or starting cancelled.
+func testKeyHeldInCallLaterGen(t *testing.T, e *env) {
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	p := job("k")
+	p.UniqueKey, p.DependsOnIndex = "u", []int{0}
+	live := job("k")
+	live.UniqueKey = "u"
+	doomed := live
+	doomed.UniqueKey, doomed.DependsOn = "v", []int64{failed.ID}
+	q := p
+	q.UniqueKey = "v"
+	for _, c := range []struct {
+		name       string
+		first, dup store.InsertParams
+	}{{"live", p, live}, {"starting cancelled", q, doomed}} {
+		res := e.insertResults(job("k"), c.first, c.dup)
+		if res[1].Duplicate || !res[2].Duplicate || res[2].Job.ID != res[1].Job.ID {
+			t.Errorf("%s: job 1 of the call duplicate %v (%d), job 2 duplicate %v of %d; want job 2 a duplicate of job 1",
+				c.name, res[1].Duplicate, res[1].Job.ID, res[2].Duplicate, res[2].Job.ID)
+		}
+	}
+}
+
+// Two jobs of a call supersede in turn: the first the job holding their key, the second, which
+// starts cancelled (a dependency failed), the first. All three end cancelled.
+func testSupersedeChainInCall(t *testing.T, e *env) {
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	p := job("k")
+	p.UniqueKey = "u"
+	old := e.insertOne(p)
+	p.Supersede = true
+	doomed := p
+	doomed.DependsOn = []int64{failed.ID}
+	res := e.insertResults(p, doomed)
+	for i, r := range res {
+		if r.Duplicate {
+			t.Errorf("job %d of the call is a duplicate of %d", i, r.Job.ID)
+		}
+		if r.Job.State != store.StateCancelled {
+			t.Errorf("job %d of the call: Insert returned it %s, want cancelled", i, r.Job.State)
+		}
+		wantState(t, e.get(r.Job.ID), store.StateCancelled)
+	}
+	wantState(t, e.get(old.ID), store.StateCancelled)
 }
 
 // Two running jobs of one key that hold it only once completed finish in one call: both

@@ -46,16 +46,16 @@ local function readDeps(full, at)
 end
 
 -- PLACES counts, per job joined by this call, the jobs it waits for (its D field): a numbered
--- step's place (nextPlace) without reading D again per job. A numbered job counts as it is named,
--- a duplicate's holder as join adds it; insertJobs starts it empty.
+-- step's place (nextPlace) without reading D again per job. Read from D at the first numbered
+-- job, it counts each job join adds after; insertJobs starts it empty.
 local PLACES = {}
 local function nextPlace(of)
   local n = PLACES[of]
   if not n then
     local d = rcall('HGET', jkey(of), 'D')
     n = d and select(2, string.gsub(d, ',', ',')) + 1 or 0
+    PLACES[of] = n
   end
-  PLACES[of] = n + 1
   return fmt(n + 1)
 end
 
@@ -99,20 +99,17 @@ local function waitOn(h, x, ids, state)
   return 'pending'
 end
 
--- join adds job d, in state s, to the dependencies of the pending job of: counted and waited
--- for when d has not ended, and settled at once when it has; a duplicate (dup) already among
--- them is not added twice. A job an earlier job of the same call ended is left as it is. Only
--- the fields it changes are read: a batch's callback gains its dependencies one insert at a time.
-local function join(of, d, s, dup)
+-- join adds new job d, in state s, to the dependencies of the pending job of: counted and waited
+-- for when d has not ended, and settled at once when it has. A job an earlier job of the same
+-- call ended is left as it is. Only the fields it changes are read: a batch's callback gains its
+-- dependencies one insert at a time.
+local function join(of, d, s)
   local k = jkey(of)
   local v = rcall('HMGET', k, 's', 'D', 'ig', 'dn')
   if v[1] ~= 'pending' then return end
   local deps = d
-  if v[2] then
-    if dup and string.find(',' .. v[2] .. ',', ',' .. d .. ',', 1, true) then return end
-    deps = v[2] .. ',' .. d
-  end
-  if dup and PLACES[of] then PLACES[of] = PLACES[of] + 1 end
+  if v[2] then deps = v[2] .. ',' .. d end
+  if PLACES[of] then PLACES[of] = PLACES[of] + 1 end
   if not FINAL[s] then
     -- A second wait: an entry of of's that vouched for one no longer does.
     forgetEntries(of, v[2], v[4])

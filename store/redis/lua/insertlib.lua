@@ -164,7 +164,7 @@ local function insertJobs(base, n)
       if dup then
         out[#out + 1] = {'1', dup}
         if ids then ids[j] = dup end
-        if dx and dx.of ~= '' then join(dx.of, dup, rcall('HGET', jkey(dup), 's'), true) end
+        -- A duplicate joins nothing (DependencyOf): the job holding the key is not the call's.
       else
         local id = newId()
         local r = ARGV[b + 5]
@@ -205,7 +205,7 @@ local function insertJobs(base, n)
         if dx then
           if FINAL[state] then FINALS[#FINALS + 1] = id end
           if h.W then placeInWorkflow(h) end
-          if dx.of ~= '' then join(dx.of, id, state, false) end
+          if dx.of ~= '' then join(dx.of, id, state) end
           out[#out + 1] = {'0', id}
         else
           out[#out + 1] = id
