@@ -20,7 +20,8 @@ type Batch struct {
 }
 
 // BatchCallbackStep is the step name of a batch's callback; its jobs are steps "job-1",
-// "job-2", … in the order they were added.
+// "job-2", … by their places among the callback's dependencies, in the order they were added
+// (a job that was a duplicate of an earlier one is that one).
 const BatchCallbackStep = "callback"
 
 // NewBatch starts a batch whose callback runs callback with opts (nil for the defaults).
@@ -56,8 +57,22 @@ func (c *Client) InsertBatch(ctx context.Context, b *Batch) (*BatchResult, error
 	if err != nil {
 		return nil, fmt.Errorf("rota: insert batch: callback: %w", err)
 	}
+	// A step is named by its place among the callback's dependencies, as AddToBatch's jobs are
+	// named by the store, so that theirs come after. A job with the unique key of an earlier job
+	// of the batch (not superseding it) is that job's duplicate: it takes no place of its own and
+	// is named as that one.
+	places, keyPlace := 0, map[string]int{}
 	for i := range params {
-		params[i].Workflow, params[i].Step = id, fmt.Sprintf("job-%d", i+1)
+		p := &params[i]
+		n, dup := keyPlace[p.UniqueKey]
+		if p.UniqueKey == "" || !dup || p.Supersede {
+			places++
+			n = places
+			if p.UniqueKey != "" {
+				keyPlace[p.UniqueKey] = n
+			}
+		}
+		p.Workflow, p.Step = id, fmt.Sprintf("job-%d", n)
 		cb.DependsOnIndex = append(cb.DependsOnIndex, i)
 	}
 	cb.Workflow, cb.Step, cb.IgnoreFailedDeps = id, BatchCallbackStep, true

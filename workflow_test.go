@@ -284,6 +284,38 @@ func TestAddToBatchConcurrently(t *testing.T) {
 	}
 }
 
+// Jobs added to a batch are named apart from the batch's own jobs, even when a job of the batch
+// was a duplicate of another of its jobs.
+func TestAddToBatchAfterDuplicateInBatch(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := rota.NewClient(st, nil)
+	page := &rota.InsertOpts{UniqueKey: "page-a"}
+	b := rota.NewBatch(batchDone{}, nil).Add(batchJob{N: 1}, page).Add(batchJob{N: 1}, page).Add(batchJob{N: 2}, nil)
+	res, err := c.InsertBatch(t.Context(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int64{}
+	for _, id := range mustGet(t, c, res.Callback.ID).DependsOn {
+		j := mustGet(t, c, id)
+		if other, ok := seen[j.Step]; ok {
+			t.Errorf("jobs %d and %d of the batch are both step %q (added job: %q)", other, id, j.Step, added[0].Job.Step)
+		}
+		seen[j.Step] = id
+	}
+	if len(seen) != 3 || added[0].Job.Step != "job-3" {
+		t.Errorf("the batch's steps are %v and the added job is %q; want job-1, job-2 and the added job-3", seen, added[0].Job.Step)
+	}
+}
+
 // mustGet returns job id.
 func mustGet(t *testing.T, c *rota.Client, id int64) *rota.JobRow {
 	t.Helper()
