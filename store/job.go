@@ -167,9 +167,11 @@ type InsertParams struct {
 	DependsOnIndex   []int
 	IgnoreFailedDeps bool
 	// DependencyOf adds the new job to the dependencies of a pending job (a batch's callback):
-	// that job waits for this one too. A job that is no longer pending fails the insert with
-	// ErrNotPending, and nothing of the call is inserted. A duplicate (its unique key held)
-	// adds nothing: the job holding the key is not the call's.
+	// that job waits for this one too. A job that is not pending when the call begins fails
+	// the insert with ErrNotPending, and nothing of the call is inserted; one that a job of the
+	// call ends (joining it cancelled) takes the call's later jobs into its list all the same,
+	// and they change nothing else of it. A duplicate (its unique key held) adds nothing: the
+	// job holding the key is not the call's.
 	DependencyOf int64
 	// NumberStep, with DependencyOf, names the step Step followed by the job's place (from 1)
 	// among the jobs DependencyOf waits for, decided where the store adds it there: jobs that

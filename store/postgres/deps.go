@@ -113,7 +113,9 @@ linked AS (
 		unique_states = CASE WHEN l.why IS NULL THEN jobs.unique_states ELSE ` + keepKeyIf("'cancelled'") + ` END
 	FROM links l
 	WHERE jobs.id = l.target
-	RETURNING jobs.id, jobs.state, jobs.queue
+	-- The state only of the jobs this statement ended: a joined job an earlier statement of
+	-- the call ended is not announced again.
+	RETURNING jobs.id, CASE WHEN l.why IS NOT NULL THEN jobs.state END AS state, jobs.queue
 )
 SELECT ARRAY(SELECT id FROM inserted),
 	(SELECT count(pg_notify({insert_channel}, {origin} || queue)) FROM (
@@ -464,11 +466,8 @@ func (d *depInsert) readNamed(ctx context.Context, idx []int) error {
 			return fmt.Errorf("dependency %d: %w", id, store.ErrNotFound)
 		}
 	}
-	for _, i := range idx {
-		if err := d.checkJoined(d.params[i].DependencyOf); err != nil {
-			return err
-		}
-	}
+	// A joined job was pending when the call began (insertDeps checked it); one that a job of
+	// the call has ended since takes the later jobs into its list all the same.
 	return nil
 }
 
@@ -562,9 +561,11 @@ func (d *depInsert) insertRows(ctx context.Context, idx []int) (conflicted []int
 			linkGains, linkWaits, linkWhys = append(linkGains, true), append(linkWaits, false), append(linkWhys, nil)
 		}
 		if x := p.DependencyOf; x != 0 {
-			waits := !r.state.Final()
+			// A joined job an earlier job of the call ended only lists this one.
+			live := d.known[x].state == store.StatePending
+			waits := live && !r.state.Final()
 			var why *string
-			if !waits && store.WaitsFor(r.state, d.known[x].ignore) {
+			if live && r.state.Final() && store.WaitsFor(r.state, d.known[x].ignore) {
 				why = textParam(store.DependencyError(id, r.state))
 			}
 			if waits {

@@ -94,6 +94,9 @@ func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParam
 // of the same call sees an earlier one's key.
 func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.InsertResult, []store.Notification, error) {
 	now = truncate(now)
+	if err := checkJoined(x, params); err != nil {
+		return nil, nil, err
+	}
 	res := make([]store.InsertResult, len(params))
 	var notes []store.Notification
 	var batch []int              // indexes into params, for the next multi-row statements

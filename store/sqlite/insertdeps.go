@@ -23,28 +23,41 @@ func hasDeps(p *store.InsertParams) bool {
 	return len(p.DependsOn) > 0 || len(p.DependsOnIndex) > 0 || p.DependencyOf != 0
 }
 
-// planDeps plans params[i] alone (planBatch) and checks that the job it is to be a dependency of
-// (DependencyOf) still waits.
+// planDeps plans params[i] alone (planBatch).
 func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertResult) (*depPlan, error) {
-	p := &params[i]
 	plans, err := planBatch(x, params, []int{i}, res)
 	if err != nil {
 		return nil, err
 	}
-	plan := plans[i] // hasDeps holds for p, so it is planned
-	if p.DependencyOf != 0 {
-		states, err := jobStates(x, []int64{p.DependencyOf})
-		if err != nil {
-			return nil, err
-		}
-		switch st, ok := states[p.DependencyOf]; {
-		case !ok:
-			return nil, fmt.Errorf("dependent job %d: %w", p.DependencyOf, store.ErrNotFound)
-		case st != store.StatePending:
-			return nil, fmt.Errorf("dependent job %d is %s: %w", p.DependencyOf, st, store.ErrNotPending)
+	return plans[i], nil // hasDeps holds for params[i], so it is planned
+}
+
+// checkJoined checks that the jobs that params join (DependencyOf) wait, before the call
+// inserts anything: one that a job of the call ends (joining it cancelled) takes the call's
+// later jobs into its list all the same.
+func checkJoined(x execer, params []store.InsertParams) error {
+	var joined []int64
+	for _, p := range params {
+		if p.DependencyOf != 0 {
+			joined = append(joined, p.DependencyOf)
 		}
 	}
-	return plan, nil
+	if len(joined) == 0 {
+		return nil
+	}
+	states, err := jobStates(x, joined)
+	if err != nil {
+		return err
+	}
+	for _, id := range joined {
+		switch st, ok := states[id]; {
+		case !ok:
+			return fmt.Errorf("dependent job %d: %w", id, store.ErrNotFound)
+		case st != store.StatePending:
+			return fmt.Errorf("dependent job %d is %s: %w", id, st, store.ErrNotPending)
+		}
+	}
+	return nil
 }
 
 // planBatch plans the jobs of params[idx...] that have dependencies, all of them inserted before

@@ -26,6 +26,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"NumberedStepsMixed":            testNumberedStepsMixed,
 	"NumberedStepsInCallOrder":      testNumberedStepsInCallOrder,
 	"DuplicateDoesNotJoin":          testDuplicateDoesNotJoin,
+	"JoinEndedByItsCall":            testJoinEndedByItsCall,
 	"ReleasedIntoItsRunAt":          testReleasedIntoRunAt,
 	"RescuedDepStillAwaited":        testRescuedDepAwaited,
 	"RetryPendingRunsNow":           testRetryPending,
@@ -464,6 +465,40 @@ func testDuplicateDoesNotJoin(t *testing.T, e *env) {
 		t.Errorf("callback DependsOn = %v, want %v", got, want)
 	}
 	wantStep(t, e, "job 1 of the call", res[1], "job-2")
+}
+
+// A job pending when the call begins may be joined by each job of the call, even once an earlier
+// job of the call has ended it (joining it cancelled, a dependency of its own having failed): the
+// later ones join its list, by their places, and change nothing else of it. Every store does so,
+// whether it inserts the later jobs with the earlier ones or after them (one waits for another).
+func testJoinEndedByItsCall(t *testing.T, e *env) {
+	first, cb := e.openCallback(false)
+	failed := e.insertOne(job("k"))
+	e.cancel(failed.ID)
+	doomed := numbered(cb.ID)
+	doomed.DependsOn = []int64{failed.ID}
+	waits := numbered(cb.ID)
+	waits.DependsOnIndex = []int{0}
+	res, err := e.s.Insert(e.ctx, []store.InsertParams{numbered(cb.ID), doomed, numbered(cb.ID), waits})
+	if err != nil {
+		t.Fatalf("Insert: %v", err)
+	}
+	for i, want := range []store.State{store.StateAvailable, store.StateCancelled, store.StateAvailable, store.StatePending} {
+		wantStep(t, e, fmt.Sprintf("job %d of the call", i), res[i], fmt.Sprintf("job-%d", i+2))
+		wantState(t, e.get(res[i].Job.ID), want)
+	}
+	wantDepCancelled(t, e, cb.ID, res[1].Job.ID, store.StateCancelled)
+	want := []int64{first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID, res[3].Job.ID}
+	if got := e.get(cb.ID).DependsOn; !slices.Equal(got, want) {
+		t.Errorf("callback DependsOn = %v, want %v", got, want)
+	}
+	if _, err := e.s.Insert(e.ctx, []store.InsertParams{numbered(cb.ID)}); !errors.Is(err, store.ErrNotPending) {
+		t.Errorf("joining it in a later call: %v, want ErrNotPending", err)
+	}
+	counts := e.stats()["default"].Counts
+	if counts[store.StateCancelled] != 3 || counts[store.StateAvailable] != 3 || counts[store.StatePending] != 1 {
+		t.Errorf("queue counts %v, want 3 cancelled, 3 available and 1 pending", counts)
+	}
 }
 
 // A dependent whose RunAt is still ahead when its dependencies end becomes scheduled, not

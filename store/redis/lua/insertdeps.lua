@@ -101,15 +101,18 @@ end
 
 -- join adds new job d, in state s, to the dependencies of the pending job of: counted and waited
 -- for when d has not ended, and settled at once when it has. A job an earlier job of the same
--- call ended is left as it is. Only the fields it changes are read: a batch's callback gains its
--- dependencies one insert at a time.
+-- call ended (readDeps found it pending) takes d into its list and changes nothing else. Only
+-- the fields it changes are read: a batch's callback gains its dependencies one insert at a time.
 local function join(of, d, s)
   local k = jkey(of)
   local v = rcall('HMGET', k, 's', 'D', 'ig', 'dn')
-  if v[1] ~= 'pending' then return end
   local deps = d
   if v[2] then deps = v[2] .. ',' .. d end
   if PLACES[of] then PLACES[of] = PLACES[of] + 1 end
+  if v[1] ~= 'pending' then
+    rcall('HSET', k, 'D', deps)
+    return
+  end
   if not FINAL[s] then
     -- A second wait: an entry of of's that vouched for one no longer does.
     forgetEntries(of, v[2], v[4])
