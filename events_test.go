@@ -111,16 +111,24 @@ func TestFailedCompleteIsAnEvent(t *testing.T) {
 func TestStopEndsWhileCompletesFail(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
+	var watch *graceWatch
 	b := setup(t, func(context.Context, *Job[testArgs]) error { return nil },
-		func(c *Config) { c.Store = failingCompletes{Store: c.Store.(*sqlite.Store), down: &down} })
+		func(c *Config) {
+			c.Store = failingCompletes{Store: c.Store.(*sqlite.Store), down: &down}
+			watch = &graceWatch{Clock: c.Clock, grace: c.TimeoutGrace, waiting: make(chan struct{})}
+			c.Clock = watch
+		})
 	b.insert(t, testArgs{}, nil)
 	b.event(t, EventStoreError)
+	// The caller's deadline passes once Stop waits for the outcome, not after a span of real
+	// time: a deadline already past when Stop got there would leave the outcome the grace,
+	// on a fake clock that never reaches it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		stopped <- b.node.Stop(ctx)
-	}()
+	go func() { stopped <- b.node.Stop(ctx) }()
+	recv(t, watch.waiting)
+	cancel()
 	if err := recv(t, stopped); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
@@ -358,4 +366,21 @@ func TestNormalStopLogsNoWarning(t *testing.T) {
 	if s := log.String(); s != "" {
 		t.Fatalf("a normal run and stop logged:\n%s", s)
 	}
+}
+
+// graceWatch is a node's clock that says when the node starts waiting out its grace (an After
+// of that length), so a test can act once the node waits, whatever the machine's speed.
+type graceWatch struct {
+	clockwork.Clock
+	grace   time.Duration
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (g *graceWatch) After(d time.Duration) <-chan time.Time {
+	ch := g.Clock.After(d)
+	if d == g.grace {
+		g.once.Do(func() { close(g.waiting) })
+	}
+	return ch
 }

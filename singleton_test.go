@@ -19,7 +19,9 @@ import (
 func TestSingletonWorkerRunsOnOneNodeAndHandsOver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rota.db")
 	var ranOn [2]atomic.Int64
-	leases := LeaderConfig{TTL: 900 * time.Millisecond, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
+	// The hand-over is the first node's release at its stop, taken within one try: a long TTL
+	// costs nothing, and keeps a loaded machine's slow renewals from passing the lease on mid-run.
+	leases := LeaderConfig{TTL: 10 * time.Second, RenewEvery: 200 * time.Millisecond, TryEvery: 100 * time.Millisecond}
 	start := func(i int, id string) (*Node, <-chan Event) {
 		st, err := sqlite.Open(context.Background(), path, sqlite.WithLogger(testLogger(t)))
 		if err != nil {

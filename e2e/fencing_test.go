@@ -19,6 +19,12 @@ const slowScript = `echo "$0 $` + nodeEnv + `" >> "$1.started"; sleep 4; echo "$
 // fencingJobs is how many slow jobs the paused node holds.
 const fencingJobs = 10
 
+// heldOverScript is slowScript whose later attempts (the claims that took a job over from the
+// paused node) wait for the test's "$1.release" before they start: they stay running, their claims
+// current, until the test has seen every stale outcome refused, however long the paused node
+// takes to wake and report on a loaded machine.
+const heldOverScript = `if [ "$ROTA_JOB_ATTEMPT" -gt 1 ]; then until [ -e "$1.release" ]; do sleep 0.05; done; fi; ` + slowScript
+
 // A node paused longer than its job lease (SIGSTOP: a GC or VM stall, a partition) loses its jobs
 // to the others. When it wakes up and reports its runs, the new claims are still running, and the
 // store refuses the old outcomes by their stale fences alone; the node says so. The jobs end
@@ -33,7 +39,7 @@ func TestPausedNodeIsFenced(t *testing.T) {
 	// Alone at first, a leads and claims every job.
 	a := c.start("a", fastFailover...)
 	a.waitLog(t, "rota: became leader", 15*time.Second)
-	ids := c.insertScripts(t, slowScript, fencingJobs)
+	ids := c.insertScripts(t, heldOverScript, fencingJobs)
 	fences := c.waitHeld(t, a.id, ids, 15*time.Second)
 	// Holding a claim is not running it yet: on a loaded machine a node takes a moment to start
 	// ten programs, and one paused before that would never start the rest.
@@ -50,6 +56,10 @@ func TestPausedNodeIsFenced(t *testing.T) {
 	a.signal(t, syscall.SIGCONT)
 
 	ignored := waitIgnored(t, a, fences, 30*time.Second)
+	// Only now may the new claims finish: every refusal came while they were still running.
+	if err := os.WriteFile(c.jobLogPath()+".release", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c.waitCompleted(t, fencingJobs, time.Minute)
 	t.Logf("a paused %v (job lease 3s) while holding %d jobs; its programs finished meanwhile; when it resumed, its %d outcomes were refused",
 		resumedAt.Sub(pausedAt).Round(time.Millisecond), len(fences), len(ignored))

@@ -248,7 +248,9 @@ func TestRunElectsAndHandsOver(t *testing.T) {
 		defer st.Close()
 		e, err := New(Config{
 			Leaser: st, Identity: st.Identity, Owner: owner,
-			TTL: 600 * time.Millisecond, RenewEvery: 150 * time.Millisecond, TryEvery: 100 * time.Millisecond,
+			// The hand-over is a release, taken within one try; a TTL far above the renewals keeps
+			// a loaded machine's slow renewals from ending a term mid-test on a timer.
+			TTL: 10 * time.Second, RenewEvery: 150 * time.Millisecond, TryEvery: 100 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 			OnChange: func(c Change) {
 				mu.Lock()
