@@ -386,6 +386,14 @@ func numbered(cb int64) store.InsertParams {
 	return p
 }
 
+// wantDependsOn checks that job id waits for want, in that order.
+func wantDependsOn(t *testing.T, e *env, id int64, want ...int64) {
+	t.Helper()
+	if got := e.get(id).DependsOn; !slices.Equal(got, want) {
+		t.Errorf("job %d: DependsOn = %v, want %v", id, got, want)
+	}
+}
+
 // wantStep checks that r, a result of Insert, and the job as stored are step want.
 func wantStep(t *testing.T, e *env, what string, r store.InsertResult, want string) {
 	t.Helper()
@@ -406,9 +414,7 @@ func testNumberedStepDuplicate(t *testing.T, e *env) {
 	wantStep(t, e, "job 0 of the call", res[0], "job-2")
 	wantStep(t, e, "job 1 of the call, its duplicate", res[1], "job-2")
 	wantStep(t, e, "job 2 of the call", res[2], "job-3")
-	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[2].Job.ID}; !slices.Equal(got, want) {
-		t.Errorf("callback DependsOn = %v, want %v", got, want)
-	}
+	wantDependsOn(t, e, cb.ID, first.ID, res[0].Job.ID, res[2].Job.ID)
 }
 
 // A job that joins without NumberStep takes its place too: a numbered job after it in the same
@@ -418,9 +424,7 @@ func testNumberedStepsMixed(t *testing.T, e *env) {
 	plain := job("k")
 	plain.Workflow, plain.Step, plain.DependencyOf = "wf", "extra", cb.ID
 	res := e.insertResults(numbered(cb.ID), plain, numbered(cb.ID))
-	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID}; !slices.Equal(got, want) {
-		t.Errorf("callback DependsOn = %v, want %v", got, want)
-	}
+	wantDependsOn(t, e, cb.ID, first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID)
 	wantStep(t, e, "job 0 of the call", res[0], "job-2")
 	wantStep(t, e, "job 2 of the call", res[2], "job-4")
 }
@@ -438,9 +442,7 @@ func testNumberedStepsInCallOrder(t *testing.T, e *env) {
 	res := e.insertResults(sup, numbered(cb.ID))
 	wantStep(t, e, "superseding job 0 of the call", res[0], "job-2")
 	wantStep(t, e, "job 1 of the call", res[1], "job-3")
-	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[0].Job.ID, res[1].Job.ID}; !slices.Equal(got, want) {
-		t.Errorf("callback DependsOn = %v, want %v (the call's order)", got, want)
-	}
+	wantDependsOn(t, e, cb.ID, first.ID, res[0].Job.ID, res[1].Job.ID)
 	waits := numbered(cb.ID)
 	waits.DependsOnIndex = []int{0}
 	res = e.insertResults(job("k"), waits, numbered(cb.ID))
@@ -461,9 +463,7 @@ func testDuplicateDoesNotJoin(t *testing.T, e *env) {
 	if !res[0].Duplicate || res[0].Job.ID != h.ID {
 		t.Fatalf("job 0 of the call: duplicate %v of %d, want a duplicate of %d", res[0].Duplicate, res[0].Job.ID, h.ID)
 	}
-	if got, want := e.get(cb.ID).DependsOn, []int64{first.ID, res[1].Job.ID}; !slices.Equal(got, want) {
-		t.Errorf("callback DependsOn = %v, want %v", got, want)
-	}
+	wantDependsOn(t, e, cb.ID, first.ID, res[1].Job.ID)
 	wantStep(t, e, "job 1 of the call", res[1], "job-2")
 }
 
@@ -473,8 +473,7 @@ func testDuplicateDoesNotJoin(t *testing.T, e *env) {
 // whether it inserts the later jobs with the earlier ones or after them (one waits for another).
 func testJoinEndedByItsCall(t *testing.T, e *env) {
 	first, cb := e.openCallback(false)
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	doomed := numbered(cb.ID)
 	doomed.DependsOn = []int64{failed.ID}
 	waits := numbered(cb.ID)
@@ -488,10 +487,7 @@ func testJoinEndedByItsCall(t *testing.T, e *env) {
 		wantState(t, e.get(res[i].Job.ID), want)
 	}
 	wantDepCancelled(t, e, cb.ID, res[1].Job.ID, store.StateCancelled)
-	want := []int64{first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID, res[3].Job.ID}
-	if got := e.get(cb.ID).DependsOn; !slices.Equal(got, want) {
-		t.Errorf("callback DependsOn = %v, want %v", got, want)
-	}
+	wantDependsOn(t, e, cb.ID, first.ID, res[0].Job.ID, res[1].Job.ID, res[2].Job.ID, res[3].Job.ID)
 	if _, err := e.s.Insert(e.ctx, []store.InsertParams{numbered(cb.ID)}); !errors.Is(err, store.ErrNotPending) {
 		t.Errorf("joining it in a later call: %v, want ErrNotPending", err)
 	}

@@ -77,6 +77,14 @@ func (e *env) insertOne(p store.InsertParams) *store.JobRow {
 	return e.insert(p)[0]
 }
 
+// failedJob inserts a job and cancels it: a dependency that has failed.
+func (e *env) failedJob() *store.JobRow {
+	e.t.Helper()
+	j := e.insertOne(job("k"))
+	e.cancel(j.ID)
+	return j
+}
+
 func (e *env) get(id int64) *store.JobRow {
 	e.t.Helper()
 	j, err := e.s.Get(e.ctx, id)

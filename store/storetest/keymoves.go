@@ -193,8 +193,7 @@ func testRetriedGivesKeyUp(t *testing.T, e *env) {
 // An insert whose key another job holds is a duplicate of that job, even when the job it would
 // insert waits for one that has failed, and would start cancelled.
 func testKeyHeldDependencyFailed(t *testing.T, e *env) {
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	p := job("k")
 	p.UniqueKey = "u"
 	holder := e.insertOne(p)
@@ -214,8 +213,7 @@ func testKeyHeldDependencyFailed(t *testing.T, e *env) {
 // The same, the key's holder being an earlier job of the same call: the job that would start
 // cancelled is a duplicate of it, or, superseding, cancels it and is inserted cancelled.
 func testKeyHeldInCallDepFailed(t *testing.T, e *env) {
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	p := job("k")
 	p.UniqueKey = "u"
 	doomed := p
@@ -244,8 +242,7 @@ func testKeyHeldInCallDepFailed(t *testing.T, e *env) {
 // duplicate of that earlier job, not of the holder it cancelled, whether it would start live or
 // cancelled (a dependency failed).
 func testKeyTakenInCallBySupersede(t *testing.T, e *env) {
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	p := job("k")
 	p.UniqueKey = "u"
 	old := e.insertOne(p)
@@ -270,8 +267,7 @@ func testKeyTakenInCallBySupersede(t *testing.T, e *env) {
 // An earlier job of the call takes its key first even when it waits for a job of the call and a
 // later one of the key does not: the later one is its duplicate, live or starting cancelled.
 func testKeyHeldInCallLaterGen(t *testing.T, e *env) {
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	p := job("k")
 	p.UniqueKey, p.DependsOnIndex = "u", []int{0}
 	live := job("k")
@@ -295,8 +291,7 @@ func testKeyHeldInCallLaterGen(t *testing.T, e *env) {
 // Two jobs of a call supersede in turn: the first the job holding their key, the second, which
 // starts cancelled (a dependency failed), the first. All three end cancelled.
 func testSupersedeChainInCall(t *testing.T, e *env) {
-	failed := e.insertOne(job("k"))
-	e.cancel(failed.ID)
+	failed := e.failedJob()
 	p := job("k")
 	p.UniqueKey = "u"
 	old := e.insertOne(p)
