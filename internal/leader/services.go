@@ -85,15 +85,22 @@ func (s *services) startPending(parent context.Context, token int64) {
 	}
 }
 
+// stopAll ends every service's context first, at once, and only then waits for each to stop, in
+// the reverse of their order: a service slow to stop must not keep the next one acting on after
+// leadership ended, past the moment the store may hand the lease on.
 func (s *services) stopAll() {
 	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, cancel := range s.running {
+		cancel()
+	}
 	for i := len(s.list) - 1; i >= 0; i-- {
 		s.stopLocked(s.list[i])
 	}
 }
 
+// stopLocked ends svc's context, if it runs, and waits for its Stop, at most stopTimeout.
 func (s *services) stopLocked(svc Service) {
 	cancel, ok := s.running[svc.Name()]
 	if !ok {
