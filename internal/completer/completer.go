@@ -11,6 +11,7 @@ package completer
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -184,9 +185,10 @@ func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 	c.mu.Unlock()
 }
 
-// isolateAfter is how many times a batch of several outcomes fails before its outcomes are
-// written one by one: a store that is down fails them all alike, but an outcome the store
-// refuses must not hold back the others.
+// isolateAfter is how many times the store refuses a batch of several outcomes before they are
+// written one by one (an outcome the store refuses must not hold back the others), and one
+// outcome alone before it is written stripped. A store that is down (store.ErrUnavailable)
+// refuses nothing: it fails every write alike, and the same write is retried until it is back.
 const isolateAfter = 2
 
 func (c *Completer) writeBatch(ctx context.Context, batch []item) {
@@ -194,7 +196,7 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 	for i, it := range batch {
 		outcomes[i] = it.outcome
 	}
-	for failures := 0; ; {
+	for failures, refusals := 0, 0; ; {
 		applied, err := c.store.Complete(ctx, outcomes)
 		if err == nil {
 			for i, it := range batch {
@@ -205,7 +207,10 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			return
 		}
 		failures++
-		if len(batch) == 1 && failures == isolateAfter {
+		if !errors.Is(err, store.ErrUnavailable) {
+			refusals++
+		}
+		if len(batch) == 1 && refusals == isolateAfter {
 			// Alone and still refused: perhaps what the handler produced (its error text, its
 			// result) is what the store cannot take. Keep the outcome itself, which is what
 			// the job's life depends on, and say what was dropped.
@@ -213,7 +218,7 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			c.fail(ctx, Failure{Jobs: 1, Err: err, Next: Stripped})
 			continue
 		}
-		if len(batch) > 1 && failures >= isolateAfter {
+		if len(batch) > 1 && refusals >= isolateAfter {
 			c.fail(ctx, Failure{Jobs: len(batch), Err: err, Next: Split})
 			for _, it := range batch {
 				if ctx.Err() != nil {

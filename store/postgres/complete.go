@@ -87,7 +87,9 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool,
 	applied := make([]bool, len(outcomes))
 	for _, round := range outcome.Rounds(outcomes) {
 		if err := s.complete(ctx, outcomes, round, applied); err != nil {
-			return nil, fmt.Errorf("postgres: complete: %w", err)
+			// Marked when it is the server's trouble: the completer retries such an error as
+			// it is, where it would take a refusal for something in the outcome.
+			return nil, fmt.Errorf("postgres: complete: %w", unavailable(err))
 		}
 	}
 	return applied, nil

@@ -1,0 +1,115 @@
+package completer
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/rotahq/rota/store"
+	"github.com/rotahq/rota/store/sqlite"
+)
+
+// flaky fails its first n Complete calls, as a store whose connection dropped for a moment.
+type flaky struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (f *flaky) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	if f.n.Add(-1) >= 0 {
+		return nil, fmt.Errorf("%w: dial tcp: connection refused", store.ErrUnavailable)
+	}
+	return f.Store.Complete(ctx, outcomes)
+}
+
+// A store that is down for two writes (~50 ms of backoff) refuses nothing: the outcome it then
+// takes must be the one the handler produced, result and error text included.
+func TestTransientFailureKeepsResultAndError(t *testing.T) {
+	ctx := context.Background()
+	st, jobs := running(t, filepath.Join(t.TempDir(), "rota.db"), 2)
+	f := &flaky{Store: st}
+	clock := clockwork.NewFakeClock()
+	c := New(f, clock, logged(t))
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go c.Run(runCtx, nil)
+	go func() {
+		for runCtx.Err() == nil {
+			if clock.BlockUntilContext(runCtx, 1) == nil {
+				clock.Advance(retryBackoff.Max)
+			}
+		}
+	}()
+	write := func(o store.Outcome) {
+		t.Helper()
+		f.n.Store(2) // the store is down for the next two writes
+		done := make(chan bool, 1)
+		c.Add(o, func(ok bool) { done <- ok })
+		select {
+		case ok := <-done:
+			if !ok {
+				t.Fatal("outcome not applied")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("outcome not written")
+		}
+	}
+	write(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted, Result: []byte(`{"total":42}`)})
+	write(store.Outcome{ID: jobs[1].ID, Fence: jobs[1].Fence, State: store.StateRetryable, RunAt: clock.Now(),
+		Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: "upstream said 503", Trace: "goroutine 1 ..."}})
+
+	if row, _ := st.Get(ctx, jobs[0].ID); string(row.Result) != `{"total":42}` {
+		t.Errorf("completed job's result = %q after a brief outage, want {\"total\":42}", row.Result)
+	}
+	if row, _ := st.Get(ctx, jobs[1].ID); len(row.Errors) != 1 || row.Errors[0].Error != "upstream said 503" || row.Errors[0].Trace == "" {
+		t.Errorf("retryable job's errors = %+v after a brief outage, want the handler's error and trace", row.Errors)
+	}
+}
+
+// The same with a real store: SQLite's write lock held by a neighbour for a moment.
+func TestBusyStoreKeepsResult(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "rota.db")
+	st, jobs := running(t, path, 1, sqlite.WithBusyTimeout(20*time.Millisecond))
+	neighbour, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer neighbour.Close()
+	lock, err := neighbour.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(`CREATE TABLE IF NOT EXISTS neighbour (x)`); err != nil {
+		t.Fatal(err)
+	}
+	var failures atomic.Int32
+	released := make(chan struct{})
+	c := New(st, clockwork.NewRealClock(), func(f Failure) {
+		t.Logf("write of %d failed (%s next): %v", f.Jobs, f.Next, f.Err)
+		if failures.Add(1) == 2 {
+			close(released)
+		}
+	})
+	applied := make(chan bool, 1)
+	c.Add(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted, Result: []byte(`{"total":42}`)},
+		func(ok bool) { applied <- ok })
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go c.Run(runCtx, nil)
+	<-released // the neighbour held the lock through two writes (~20 ms each)
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !<-applied {
+		t.Fatal("not applied")
+	}
+	if row, _ := st.Get(ctx, jobs[0].ID); string(row.Result) != `{"total":42}` {
+		t.Fatalf("result = %q after the lock was released, want {\"total\":42}", row.Result)
+	}
+}
