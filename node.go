@@ -189,6 +189,9 @@ func NewNode(cfg Config) (*Node, error) {
 	setDefault(&cfg.NodeStaleAfter, NodeStaleAfterDefault)
 	setDefault(&cfg.StatsInterval, StatsIntervalDefault)
 	setDefault(&cfg.Version, "dev")
+	if err := checkIntervals(cfg); err != nil {
+		return nil, fmt.Errorf("rota: node: %w", err)
+	}
 	cfg.Retention = cfg.Retention.withDefaults()
 	n := &Node{
 		cfg:         cfg,
@@ -243,6 +246,29 @@ func NewNode(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("rota: node: %w", err)
 	}
 	return n, nil
+}
+
+// checkIntervals refuses negative durations, which the defaults (for zero) leave as they are: a
+// ticker of one would panic once the node runs. The heartbeat ticks every third of JobLease.
+func checkIntervals(cfg Config) error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"JobLease", cfg.JobLease}, {"RescueInterval", cfg.RescueInterval},
+		{"FetchPollInterval", cfg.FetchPollInterval}, {"TimeoutGrace", cfg.TimeoutGrace},
+		{"PruneInterval", cfg.PruneInterval}, {"TidyInterval", cfg.TidyInterval},
+		{"CronInterval", cfg.CronInterval}, {"RegisterInterval", cfg.RegisterInterval},
+		{"NodeStaleAfter", cfg.NodeStaleAfter}, {"StatsInterval", cfg.StatsInterval},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%w: %s %v is negative", ErrInvalid, d.name, d.v)
+		}
+	}
+	if cfg.JobLease < 3 {
+		return fmt.Errorf("%w: JobLease %v is too short to heartbeat (every third of it)", ErrInvalid, cfg.JobLease)
+	}
+	return nil
 }
 
 func setDefault[T comparable](v *T, def T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/rotahq/rota/store"
 )
 
@@ -445,4 +447,17 @@ func TestMemoryFloorStopsClaimsUntilMemoryReturns(t *testing.T) {
 	b.clock.Advance(FetchPollIntervalDefault) // the next poll, a second after the last check
 	b.event(t, EventMemoryOK)
 	b.event(t, EventJobCompleted)
+}
+
+// A negative interval, or a lease too short to heartbeat, is refused by NewNode: a ticker of it
+// would panic once the node ran.
+func TestNewNodeRefusesIntervalsThatCannotWork(t *testing.T) {
+	for _, cfg := range []Config{{JobLease: -time.Second}, {JobLease: 2}, {RescueInterval: -time.Second}, {PruneInterval: -1}} {
+		cfg.Store = openStore(t, clockwork.NewFakeClockAt(epoch))
+		cfg.Workers = NewWorkers()
+		AddWorker(cfg.Workers, WorkFunc[testArgs](func(context.Context, *Job[testArgs]) error { return nil }), nil)
+		if _, err := NewNode(cfg); !errors.Is(err, ErrInvalid) {
+			t.Errorf("NewNode(JobLease %v, RescueInterval %v, PruneInterval %v): %v, want ErrInvalid", cfg.JobLease, cfg.RescueInterval, cfg.PruneInterval, err)
+		}
+	}
 }

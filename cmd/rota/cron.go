@@ -240,6 +240,14 @@ func (a *app) cronPauseCmd(pause bool) *cobra.Command {
 				if err != nil {
 					return a.scheduleError(args[0], err)
 				}
+				if a.jsonOutput() {
+					// The schedule as it is now, as the HTTP API answers.
+					row, err := client.GetSchedule(cmd.Context(), args[0])
+					if err != nil {
+						return a.scheduleError(args[0], err)
+					}
+					return a.printJSON(row)
+				}
 				fmt.Fprintf(a.stdout, "schedule %s %s\n", args[0], map[bool]string{true: "paused", false: "resumed"}[pause])
 				return nil
 			})
@@ -256,6 +264,9 @@ func (a *app) cronRemoveCmd() *cobra.Command {
 			return a.withClient(cmd, func(client *rota.Client) error {
 				if err := client.DeleteSchedule(cmd.Context(), args[0]); err != nil {
 					return a.scheduleError(args[0], err)
+				}
+				if a.jsonOutput() {
+					return a.printJSON(map[string]any{"name": args[0], "deleted": true})
 				}
 				fmt.Fprintf(a.stdout, "schedule %s removed\n", args[0])
 				return nil

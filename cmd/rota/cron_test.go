@@ -82,3 +82,14 @@ func TestCronTakesTZBesideZone(t *testing.T) {
 	e.run("cron", "add", "x", "30 2 * * *", "exec", "--tz", "Europe/Berlin", "--zone", "Asia/Tokyo", "--", "true").fails(t, "name two zones")
 	e.run("cron", "add", "y", "30 2 * * *", "exec", "--tz", "Europe/Berlin", "--zone", "Europe/Berlin", "--", "true").ok(t)
 }
+
+// With -o json, pausing, resuming and removing a schedule print JSON, as every other command does.
+func TestCronChangesPrintJSON(t *testing.T) {
+	e := newEnv(t)
+	e.run("cron", "add", "nightly", "@daily", "exec", "--", "true").ok(t)
+	for _, args := range [][]string{{"pause", "nightly"}, {"resume", "nightly"}, {"remove", "nightly"}} {
+		r := e.run(append([]string{"-o", "json", "cron"}, args...)...).ok(t)
+		var v map[string]any
+		r.decode(t, &v)
+	}
+}

@@ -64,6 +64,9 @@ func (a *app) jobsListCmd() *cobra.Command {
 			default:
 				return fmt.Errorf("--order %q: newest or oldest", order)
 			}
+			if p.AfterID < 0 {
+				return fmt.Errorf("--after %d: want a job id", p.AfterID)
+			}
 			return a.withClient(cmd, func(client *rota.Client) error {
 				rows, err := client.List(cmd.Context(), p)
 				if err != nil {

@@ -117,3 +117,10 @@ func TestPrintAttempts(t *testing.T) {
 		t.Errorf("attempts lack %q:\n%s", want, out.String())
 	}
 }
+
+// A negative --after is refused, as the API refuses after=-5, not read as the first page.
+func TestJobsListRefusesNegativeAfter(t *testing.T) {
+	e := newEnv(t)
+	e.run("enqueue", "exec", "--", "true").ok(t)
+	e.run("jobs", "list", "--after", "-5").fails(t, "--after -5")
+}

@@ -120,6 +120,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if o.drainTimeout < 0 {
 		return fmt.Errorf("--drain-timeout %v is negative", o.drainTimeout)
 	}
+	if err := o.checkDurations(); err != nil {
+		return err
+	}
 	bcfg, err := o.builtinConfig()
 	if err != nil {
 		return err
@@ -296,4 +299,24 @@ func queueNames(q map[string]rota.QueueConfig) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// checkDurations refuses lease and interval flags that cannot work, naming the flag: a zero would
+// quietly mean the default, a negative one would stop the node once it runs.
+func (o *serveOptions) checkDurations() error {
+	for _, f := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--job-lease", o.jobLease}, {"--rescue-interval", o.rescueEvery},
+		{"--leader-ttl", o.leader.TTL}, {"--leader-renew", o.leader.RenewEvery}, {"--leader-try", o.leader.TryEvery},
+	} {
+		if f.v <= 0 {
+			return fmt.Errorf("%s %v: want a positive duration", f.flag, f.v)
+		}
+	}
+	if o.jobLease < time.Second {
+		return fmt.Errorf("--job-lease %v: want at least 1s (the node renews it every third)", o.jobLease)
+	}
+	return nil
 }

@@ -191,3 +191,18 @@ func TestServeJSONLogs(t *testing.T) {
 		}
 	}
 }
+
+// Lease and interval flags that cannot work are refused before the node starts, naming the flag:
+// a negative one used to panic in a ticker once the node ran.
+func TestServeRefusesLeaseAndIntervalsThatCannotWork(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{"--job-lease", "-1s"},
+		{"--job-lease", "2ns"},
+		{"--rescue-interval", "-1s"},
+		{"--leader-ttl", "-5s"},
+		{"--leader-try", "0s"},
+	} {
+		e.run(append([]string{"serve"}, args...)...).fails(t, args[0]+" "+args[1])
+	}
+}
