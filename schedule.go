@@ -90,6 +90,9 @@ func (c *Client) scheduleRow(s Schedule) (store.Schedule, error) {
 
 // GetSchedule returns one schedule with its next three occurrences.
 func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleRow, error) {
+	if !storable(name) {
+		return nil, fmt.Errorf("rota: schedule %q: %w", name, store.ErrNotFound)
+	}
 	s, err := c.store.GetSchedule(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("rota: schedule %q: %w", name, err)
@@ -120,6 +123,9 @@ func (c *Client) withNext(s store.Schedule) *ScheduleRow {
 
 // DeleteSchedule removes a schedule and cancels its occurrences that have not started.
 func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
+	if !storable(name) {
+		return fmt.Errorf("rota: delete schedule %q: %w", name, store.ErrNotFound)
+	}
 	if err := c.store.DeleteSchedule(ctx, name); err != nil {
 		return fmt.Errorf("rota: delete schedule %q: %w", name, err)
 	}
@@ -139,6 +145,9 @@ func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
 }
 
 func (c *Client) setSchedulePaused(ctx context.Context, name string, paused bool) error {
+	if !storable(name) {
+		return fmt.Errorf("rota: schedule %q: %w", name, store.ErrNotFound)
+	}
 	if err := c.store.SetSchedulePaused(ctx, name, paused); err != nil {
 		return fmt.Errorf("rota: schedule %q: %w", name, err)
 	}

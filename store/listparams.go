@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalidList is wrapped by List's error for ListParams that Check refuses, so that the CLI
@@ -16,6 +17,17 @@ var ErrInvalidList = errors.New("invalid list filter")
 // string, number or boolean, and a CreatedAfter later than CreatedBefore. Every store's List
 // calls it first, so that no store answers a question the others refuse.
 func (p ListParams) Check() error {
+	for _, f := range []struct{ name, v string }{
+		{"queue", p.Queue}, {"kind", p.Kind}, {"workflow", p.Workflow}, {"tag", p.Tag},
+		{"schedule", p.Schedule}, {"owner", p.Owner}, {"args contains", p.ArgsContains},
+		{"args path", p.ArgsPath}, {"args value", p.ArgsValue},
+	} {
+		// Every store keeps these as text that holds neither: no job can match, and PostgreSQL
+		// fails a query that carries one.
+		if !utf8.ValidString(f.v) || strings.ContainsRune(f.v, 0) {
+			return fmt.Errorf("%w: %s %q is not valid UTF-8 text without NUL", ErrInvalidList, f.name, f.v)
+		}
+	}
 	if p.ArgsPath != "" || p.ArgsValue != "" {
 		if _, err := p.ArgsSegments(); err != nil {
 			return err

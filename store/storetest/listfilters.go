@@ -176,6 +176,10 @@ func testListInvalid(t *testing.T, e *env) {
 		{ArgsPath: "id", ArgsValue: "null"},
 		{ArgsPath: "id", ArgsValue: `{"a":1}`},
 		{CreatedAfter: now, CreatedBefore: now.Add(-time.Second)},
+		// Text no store keeps: NUL, and bytes that are not UTF-8.
+		{Kind: "k\x00"}, {Queue: "\xff"}, {Tag: "\x00"}, {Workflow: "\xff"}, {Owner: "\x00"},
+		{Schedule: "\x00"}, {ArgsContains: "\x00"}, {ArgsPath: "a\x00", ArgsValue: "1"},
+		{ArgsPath: "a", ArgsValue: "\"\xff\""},
 	} {
 		if _, err := e.s.List(e.ctx, p); !errors.Is(err, store.ErrInvalidList) {
 			t.Errorf("List(%+v) = %v, want ErrInvalidList", p, err)
