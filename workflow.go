@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rotahq/rota/store"
@@ -253,8 +252,7 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, erro
 		return nil, fmt.Errorf("rota: cancel workflow %s: %w", id, store.ErrNotFound)
 	}
 	var out []*JobRow
-	// Latest first: a step cancelled before the steps it waits for does not first see them end.
-	for _, s := range slices.Backward(steps) {
+	for _, s := range cancelOrder(steps) {
 		if s.State.Final() {
 			continue
 		}
@@ -265,6 +263,51 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, erro
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// cancelOrder returns steps with each one before the steps it waits for, latest first where that
+// leaves a choice: cancelled in this order, no step sees what it waits for end first, which
+// would release it (a batch's callback ignores failed jobs, and the jobs added to its batch have
+// greater ids than it). A pass over the steps, latest first, takes every step whose dependents
+// are all taken; the passes go on until all are.
+func cancelOrder(steps []*JobRow) []*JobRow {
+	at := make(map[int64]int, len(steps))
+	for i, s := range steps {
+		at[s.ID] = i
+	}
+	dependents := make([]int, len(steps)) // of each step, those in the workflow not taken yet
+	for _, s := range steps {
+		for _, d := range s.DependsOn {
+			if i, ok := at[d]; ok {
+				dependents[i]++
+			}
+		}
+	}
+	out := make([]*JobRow, 0, len(steps))
+	taken := make([]bool, len(steps))
+	for len(out) < len(steps) {
+		before := len(out)
+		for i := len(steps) - 1; i >= 0; i-- {
+			if taken[i] || dependents[i] > 0 {
+				continue
+			}
+			taken[i] = true
+			out = append(out, steps[i])
+			for _, d := range steps[i].DependsOn {
+				if j, ok := at[d]; ok {
+					dependents[j]--
+				}
+			}
+		}
+		if len(out) == before { // a cycle, which no insert makes: the rest latest first
+			for i := len(steps) - 1; i >= 0; i-- {
+				if !taken[i] {
+					out = append(out, steps[i])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // RetryWorkflow runs the steps of workflow id that failed (discarded, cancelled, expired) again,
