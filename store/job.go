@@ -179,6 +179,15 @@ type InsertParams struct {
 	NumberStep bool
 }
 
+// ZeroCounts returns a count of every state, each zero: stats list every state, counted or not.
+func ZeroCounts() map[State]int64 {
+	counts := make(map[State]int64, len(States))
+	for _, st := range States {
+		counts[st] = 0
+	}
+	return counts
+}
+
 // UniqueStatesDefault returns the states in which a job holds its unique key when its
 // InsertParams name none: every state that is not final, so that a key is free again once its
 // job has ended.

@@ -86,13 +86,8 @@ func scanWorkflows(rs pgx.Rows) ([]store.WorkflowStats, error) {
 		}
 		k, ok := byID[id]
 		if !ok {
-			// Every state is listed, zero or not, as QueueStats lists them.
-			counts := make(map[store.State]int64, len(store.States))
-			for _, st := range store.States {
-				counts[st] = 0
-			}
 			k, byID[id] = len(stats), len(stats)
-			stats = append(stats, store.WorkflowStats{ID: id, Counts: counts, CreatedAt: created})
+			stats = append(stats, store.WorkflowStats{ID: id, Counts: store.ZeroCounts(), CreatedAt: created})
 		}
 		stats[k].Counts[store.State(state)] = n
 		if created.Before(stats[k].CreatedAt) {

@@ -41,7 +41,7 @@ func (s *Store) Workflows(ctx context.Context, p store.WorkflowListParams) ([]st
 		}
 		w, ok := byID[id]
 		if !ok {
-			w = &store.WorkflowStats{ID: id, Counts: make(map[store.State]int64), CreatedAt: fromMicros(created)}
+			w = &store.WorkflowStats{ID: id, Counts: store.ZeroCounts(), CreatedAt: fromMicros(created)}
 			byID[id] = w
 			order = append(order, id)
 		}

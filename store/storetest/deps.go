@@ -27,6 +27,7 @@ var depTests = map[string]func(*testing.T, *env){
 	"NumberedStepsInCallOrder":      testNumberedStepsInCallOrder,
 	"DuplicateDoesNotJoin":          testDuplicateDoesNotJoin,
 	"JoinEndedByItsCall":            testJoinEndedByItsCall,
+	"WorkflowCountsEveryState":      testWorkflowCountsEveryState,
 	"ReleasedIntoItsRunAt":          testReleasedIntoRunAt,
 	"RescuedDepStillAwaited":        testRescuedDepAwaited,
 	"RetryPendingRunsNow":           testRetryPending,
@@ -494,6 +495,21 @@ func testJoinEndedByItsCall(t *testing.T, e *env) {
 	counts := e.stats()["default"].Counts
 	if counts[store.StateCancelled] != 3 || counts[store.StateAvailable] != 3 || counts[store.StatePending] != 1 {
 		t.Errorf("queue counts %v, want 3 cancelled, 3 available and 1 pending", counts)
+	}
+}
+
+// Workflows lists every state in a workflow's counts, zero or not, as QueueStats lists a
+// queue's.
+func testWorkflowCountsEveryState(t *testing.T, e *env) {
+	e.insert(wfStep("a"))
+	ws, err := e.s.Workflows(e.ctx, store.WorkflowListParams{ID: "wf"})
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("Workflows(wf) = %+v, %v", ws, err)
+	}
+	for _, st := range store.States {
+		if _, ok := ws[0].Counts[st]; !ok {
+			t.Errorf("Workflows counts %v: no count for %s", ws[0].Counts, st)
+		}
 	}
 }
 
