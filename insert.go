@@ -211,6 +211,9 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if len(raw) > c.maxArgsBytes {
 		return p, fmt.Errorf("%w: args of kind %q are %d bytes, over the limit of %d bytes", ErrInvalid, p.Kind, len(raw), c.maxArgsBytes)
 	}
+	if esc, bad := badEscape(raw); bad {
+		return p, fmt.Errorf("%w: args of kind %q hold %s, which no store keeps as text (a NUL, or half a surrogate pair)", ErrInvalid, p.Kind, esc)
+	}
 	p.Args = raw
 	if opts.Unique.enabled() && p.UniqueKey == "" {
 		if p.UniqueKey, err = opts.Unique.key(&p, now); err != nil {
@@ -229,6 +232,9 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		}
 		if len(p.Metadata) > MetadataMaxBytes {
 			return p, fmt.Errorf("%w: metadata is %d bytes, over the limit of %d bytes", ErrInvalid, len(p.Metadata), MetadataMaxBytes)
+		}
+		if esc, bad := badEscape(p.Metadata); bad {
+			return p, fmt.Errorf("%w: metadata holds %s, which no store keeps as text (a NUL, or half a surrogate pair)", ErrInvalid, esc)
 		}
 	}
 	return p, nil

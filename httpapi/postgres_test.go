@@ -50,3 +50,16 @@ func TestPostgresUnstorableNamesAndFiltersAreNot500(t *testing.T) {
 		}
 	}
 }
+
+// Args holding an escaped NUL are refused at the insert: PostgreSQL's jsonb, which an args path
+// filter reads them through, cannot hold one, and one such job would fail every such search.
+func TestPostgresNULInArgsIsRefusedAndSearchesGoOn(t *testing.T) {
+	s := newPostgresServer(t)
+	var e apiError
+	if got := s.call(t, "POST", "/v1/jobs", `{"kind":"greet","args":{"account":"\u0000"}}`, &e); got != 400 {
+		t.Errorf("insert of args holding \\u0000: %d %+v, want 400", got, e)
+	}
+	if got := s.call(t, "GET", "/v1/jobs?args_path=account&args_value=42", "", &e); got != 200 {
+		t.Fatalf("args_path search: %d %+v, want 200", got, e)
+	}
+}
