@@ -61,7 +61,8 @@ func running(t *testing.T, path string, n int, opts ...sqlite.Option) (*sqlite.S
 
 // TestOutcomeSurvivesAStoreThatRefusesWrites holds the database's write lock from another
 // connection, as a busy neighbour process would, so the completer's writes fail; when the lock is
-// released the outcome is recorded, not lost.
+// released the outcome is recorded, not lost, result and all: a store that is unavailable for
+// a while refuses nothing, and nothing is stripped for it.
 func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "rota.db")
@@ -80,18 +81,21 @@ func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	warned := make(chan struct{}, 1)
+	warned := make(chan struct{}, 3)
 	c := New(st, clockwork.NewRealClock(), signal(t, warned))
 	applied := make(chan bool, 1)
-	c.Add(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted}, func(ok bool) { applied <- ok })
+	c.Add(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted, Result: []byte(`{"total":42}`)},
+		func(ok bool) { applied <- ok })
 	drain := make(chan struct{})
 	done := make(chan struct{})
 	go func() { c.Run(ctx, drain); close(done) }()
 
-	select {
-	case <-warned:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the write never failed: the lock did not hold")
+	for range 3 { // past the refusals after which an outcome would be stripped
+		select {
+		case <-warned:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the write did not fail three times: the lock did not hold")
+		}
 	}
 	if err := lock.Rollback(); err != nil {
 		t.Fatal(err)
@@ -106,8 +110,8 @@ func TestOutcomeSurvivesAStoreThatRefusesWrites(t *testing.T) {
 	}
 	close(drain)
 	<-done
-	if row, _ := st.Get(ctx, jobs[0].ID); row.State != store.StateCompleted {
-		t.Fatalf("job is %s", row.State)
+	if row, _ := st.Get(ctx, jobs[0].ID); row.State != store.StateCompleted || string(row.Result) != `{"total":42}` {
+		t.Fatalf("job is %s with result %q, want completed with {\"total\":42}", row.State, row.Result)
 	}
 }
 

@@ -2,7 +2,6 @@ package completer
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/rotahq/rota/store"
-	"github.com/rotahq/rota/store/sqlite"
 )
 
 // flaky fails its first n Complete calls, as a store whose connection dropped for a moment.
@@ -68,48 +66,5 @@ func TestTransientFailureKeepsResultAndError(t *testing.T) {
 	}
 	if row, _ := st.Get(ctx, jobs[1].ID); len(row.Errors) != 1 || row.Errors[0].Error != "upstream said 503" || row.Errors[0].Trace == "" {
 		t.Errorf("retryable job's errors = %+v after a brief outage, want the handler's error and trace", row.Errors)
-	}
-}
-
-// The same with a real store: SQLite's write lock held by a neighbour for a moment.
-func TestBusyStoreKeepsResult(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "rota.db")
-	st, jobs := running(t, path, 1, sqlite.WithBusyTimeout(20*time.Millisecond))
-	neighbour, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer neighbour.Close()
-	lock, err := neighbour.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lock.Exec(`CREATE TABLE IF NOT EXISTS neighbour (x)`); err != nil {
-		t.Fatal(err)
-	}
-	var failures atomic.Int32
-	released := make(chan struct{})
-	c := New(st, clockwork.NewRealClock(), func(f Failure) {
-		t.Logf("write of %d failed (%s next): %v", f.Jobs, f.Next, f.Err)
-		if failures.Add(1) == 2 {
-			close(released)
-		}
-	})
-	applied := make(chan bool, 1)
-	c.Add(store.Outcome{ID: jobs[0].ID, Fence: jobs[0].Fence, State: store.StateCompleted, Result: []byte(`{"total":42}`)},
-		func(ok bool) { applied <- ok })
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go c.Run(runCtx, nil)
-	<-released // the neighbour held the lock through two writes (~20 ms each)
-	if err := lock.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if !<-applied {
-		t.Fatal("not applied")
-	}
-	if row, _ := st.Get(ctx, jobs[0].ID); string(row.Result) != `{"total":42}` {
-		t.Fatalf("result = %q after the lock was released, want {\"total\":42}", row.Result)
 	}
 }
