@@ -27,6 +27,21 @@ func signal(t *testing.T, warned chan struct{}) func(Failure) {
 	}
 }
 
+// runWithoutWaits runs c until the test ends, moving clock on whenever c waits to retry: each
+// retry comes at once.
+func runWithoutWaits(t *testing.T, c *Completer, clock *clockwork.FakeClock) {
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go c.Run(ctx, nil)
+	go func() {
+		for ctx.Err() == nil {
+			if clock.BlockUntilContext(ctx, 1) == nil {
+				clock.Advance(retryBackoff.Max)
+			}
+		}
+	}()
+}
+
 // logged logs each failed write.
 func logged(t *testing.T) func(Failure) {
 	return func(f Failure) { t.Logf("write of %d outcomes failed (%s next): %v", f.Jobs, f.Next, f.Err) }
@@ -146,17 +161,7 @@ func TestRefusedOutcomeHoldsNothingBack(t *testing.T) {
 	c.Add(store.Outcome{ID: bad.ID, Fence: bad.Fence, State: store.StateRetryable, RunAt: clock.Now(),
 		Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: "POISON"}}, func(ok bool) { results <- ok })
 	c.Add(store.Outcome{ID: good.ID, Fence: good.Fence, State: store.StateCompleted}, func(ok bool) { results <- ok })
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go c.Run(runCtx, nil)
-	// Each retry waits on the fake clock: move it on whenever the completer waits.
-	go func() {
-		for runCtx.Err() == nil {
-			if clock.BlockUntilContext(runCtx, 1) == nil {
-				clock.Advance(retryBackoff.Max)
-			}
-		}
-	}()
+	runWithoutWaits(t, c, clock)
 	for range 2 {
 		select {
 		case ok := <-results:

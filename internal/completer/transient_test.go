@@ -33,16 +33,7 @@ func TestTransientFailureKeepsResultAndError(t *testing.T) {
 	f := &flaky{Store: st}
 	clock := clockwork.NewFakeClock()
 	c := New(f, clock, logged(t))
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go c.Run(runCtx, nil)
-	go func() {
-		for runCtx.Err() == nil {
-			if clock.BlockUntilContext(runCtx, 1) == nil {
-				clock.Advance(retryBackoff.Max)
-			}
-		}
-	}()
+	runWithoutWaits(t, c, clock)
 	write := func(o store.Outcome) {
 		t.Helper()
 		f.n.Store(2) // the store is down for the next two writes
