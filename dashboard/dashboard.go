@@ -170,9 +170,16 @@ func (d *Dashboard) signedIn(h http.HandlerFunc) http.Handler {
 				return
 			}
 		}
+		// Every form the dashboard posts is small: a body past formMaxBytes is refused when read,
+		// and a multipart one cannot spill files to disk.
+		r.Body = http.MaxBytesReader(w, r.Body, formMaxBytes)
 		h(w, r)
 	})
 }
+
+// formMaxBytes bounds what a posted form may hold: a bulk action's thousand checked ids are a
+// fifth of it.
+const formMaxBytes = 64 << 10
 
 func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "login", map[string]any{"Next": safeNext(r.URL.Query().Get("next")), "Failed": false})
@@ -181,7 +188,7 @@ func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 // login signs a browser in with the token, or counts a failure against its client: after
 // webguard.FailBurstDefault failures in a row, one more try per webguard.FailEveryDefault.
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, formMaxBytes)
 	next := safeNext(r.PostFormValue("next"))
 	if d.noAuth {
 		d.render(w, r, http.StatusUnauthorized, "login", map[string]any{"Next": next, "Failed": true})

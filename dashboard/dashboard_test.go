@@ -406,3 +406,24 @@ func postBody(t *testing.T, c *http.Client, u string, form url.Values, origin st
 	}
 	return string(b)
 }
+
+// A posted form past the dashboard's bound is refused, whichever page it is posted to: a bulk
+// action's 400, and a schedule's removal that reads nothing of it (no confirmation) and removes
+// nothing.
+func TestPostedFormsAreBounded(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	if _, err := s.client.UpsertSchedule(context.Background(), rota.Schedule{Name: "nightly", Expr: "@daily", Args: boomArgs{}}); err != nil {
+		t.Fatal(err)
+	}
+	big := url.Values{"action": {"cancel-all"}, "pad": {strings.Repeat("x", 100<<10)}}
+	if code, _ := post(t, c, s.url+"/jobs/bulk", big, s.url); code != http.StatusBadRequest {
+		t.Errorf("bulk action with a 100 KiB form: %d, want 400", code)
+	}
+	big = url.Values{"confirm": {"yes"}, "pad": {strings.Repeat("x", 100<<10)}}
+	post(t, c, s.url+"/schedules/nightly/remove", big, s.url)
+	if _, err := s.client.GetSchedule(context.Background(), "nightly"); err != nil {
+		t.Errorf("a schedule removal posted with a 100 KiB form removed it: %v", err)
+	}
+}

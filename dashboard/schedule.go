@@ -66,7 +66,6 @@ func (d *Dashboard) runSchedule(w http.ResponseWriter, r *http.Request) {
 // editSchedule changes a schedule's expression and zone, keeping its job and policy. A
 // refused expression or zone shows the page again with the library's reason.
 func (d *Dashboard) editSchedule(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	name := r.PathValue("name")
 	sc, err := d.client.GetSchedule(r.Context(), name)
 	if err != nil {
