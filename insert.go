@@ -173,6 +173,9 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 	if err := validName("queue", p.Queue); err != nil {
 		return p, err
 	}
+	if opts.DropIfBusy < 0 {
+		return p, fmt.Errorf("%w: drop if busy %d: want a count of waiting jobs, or 0 for off", ErrInvalid, opts.DropIfBusy)
+	}
 	if p.MaxAttempts < 1 {
 		return p, fmt.Errorf("%w: max attempts %d: must be at least 1", ErrInvalid, p.MaxAttempts)
 	}
