@@ -348,8 +348,10 @@ func WorkflowStatus(counts map[State]int64) string {
 }
 
 // Dependencies returns the jobs this job waited for, in the order they were given, read once
-// per attempt: they have ended, and StepResult asks again for every step it decodes. On a job
-// built by hand (package rotatest) it returns none.
+// per attempt: they have ended, and StepResult asks again for every step it decodes. One deleted
+// or pruned since it ended is left out, not an error: a fan-in that waited past the retention
+// of its first steps still reads the rest. On a job built by hand (package rotatest) it returns
+// none.
 func (j *Job[T]) Dependencies(ctx context.Context) ([]*JobRow, error) {
 	if j.exec == nil || j.JobRow == nil {
 		return nil, nil
@@ -361,6 +363,9 @@ func (j *Job[T]) Dependencies(ctx context.Context) ([]*JobRow, error) {
 	out := make([]*JobRow, 0, len(j.DependsOn))
 	for _, id := range j.DependsOn {
 		row, err := s.Get(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rota: dependency %d of job %d: %w", id, j.ID, err)
 		}
@@ -388,5 +393,5 @@ func (j *Job[T]) StepResult(ctx context.Context, step string, v any) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("rota: job %d did not wait for a step named %q", j.JobRow.ID, step)
+	return fmt.Errorf("rota: job %d did not wait for a step named %q, or it was deleted or pruned since", j.JobRow.ID, step)
 }

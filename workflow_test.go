@@ -77,6 +77,50 @@ func wait(t *testing.T, c *rota.Client, id int64) *rota.JobRow {
 	return j
 }
 
+// A step one waited for that was deleted (or pruned) since it ended is left out of its
+// Dependencies: the other steps' results are still read, and asking for its result says why.
+func TestDependencyDeletedSinceItEnded(t *testing.T) {
+	var c *rota.Client
+	got := make(chan string, 2)
+	c = startWorkflowNode(t, func(w *rota.Workers) {
+		rota.AddWorker(w, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+			switch job.Args.Name {
+			case "second": // deletes the first step, ended before it started
+				if err := c.Delete(ctx, job.DependsOn[0]); err != nil {
+					return err
+				}
+			case "merge":
+				var second string
+				if err := job.StepResult(ctx, "second", &second); err != nil {
+					got <- "error: " + err.Error()
+				} else {
+					got <- second
+				}
+				var first string
+				got <- fmt.Sprint(job.StepResult(ctx, "first", &first))
+			}
+			return job.SetResult(job.Args.Name + "!")
+		}), nil)
+	})
+	wf := rota.NewWorkflow()
+	wf.Add("first", stepArgs{Name: "first"}, nil)
+	wf.Add("second", stepArgs{Name: "second"}, nil).After("first")
+	wf.Add("merge", stepArgs{Name: "merge"}, nil).After("first", "second")
+	res, err := c.InsertWorkflow(t.Context(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := wait(t, c, res.Steps["merge"].ID); j.State != rota.StateCompleted {
+		t.Fatalf("merge ended %s: %+v", j.State, j.Errors)
+	}
+	if s := <-got; s != "second!" {
+		t.Errorf("the result of the step still there: %q, want second!", s)
+	}
+	if s := <-got; !strings.Contains(s, `step named "first", or it was deleted or pruned since`) {
+		t.Errorf("the result of the deleted step: %s", s)
+	}
+}
+
 // Steps run after the steps they wait for, and read their results.
 func TestWorkflowRunsInDependencyOrder(t *testing.T) {
 	var log journal
