@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rotahq/rota/internal/jsonenc"
 	"github.com/rotahq/rota/store"
@@ -125,11 +123,6 @@ func nameChars(name string) bool {
 	return true
 }
 
-// storable reports whether s is text every store keeps: valid UTF-8 without NUL. Nothing is named
-// by other text, and PostgreSQL fails a query that carries it: a name that is not storable is
-// not found.
-func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
-
 // checkText checks a free-form text the store keeps as text: at most limit bytes, and valid
 // UTF-8 without NUL, which is all PostgreSQL stores in a text column (SQLite takes anything,
 // but a job must be one any store can hold).
@@ -137,7 +130,7 @@ func checkText(what, s string, limit int) error {
 	if len(s) > limit {
 		return fmt.Errorf("%w: %s %.20q… is %d bytes, over the limit of %d bytes", ErrInvalid, what, s, len(s), limit)
 	}
-	if !storable(s) {
+	if !store.Storable(s) {
 		return fmt.Errorf("%w: %s %q is not valid UTF-8 text without NUL", ErrInvalid, what, s)
 	}
 	return nil

@@ -90,7 +90,7 @@ func (c *Client) scheduleRow(s Schedule) (store.Schedule, error) {
 
 // GetSchedule returns one schedule with its next three occurrences.
 func (c *Client) GetSchedule(ctx context.Context, name string) (*ScheduleRow, error) {
-	if !storable(name) {
+	if !store.Storable(name) {
 		return nil, fmt.Errorf("rota: schedule %q: %w", name, store.ErrNotFound)
 	}
 	s, err := c.store.GetSchedule(ctx, name)
@@ -123,7 +123,7 @@ func (c *Client) withNext(s store.Schedule) *ScheduleRow {
 
 // DeleteSchedule removes a schedule and cancels its occurrences that have not started.
 func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
-	if !storable(name) {
+	if !store.Storable(name) {
 		return fmt.Errorf("rota: delete schedule %q: %w", name, store.ErrNotFound)
 	}
 	if err := c.store.DeleteSchedule(ctx, name); err != nil {
@@ -145,7 +145,7 @@ func (c *Client) ResumeSchedule(ctx context.Context, name string) error {
 }
 
 func (c *Client) setSchedulePaused(ctx context.Context, name string, paused bool) error {
-	if !storable(name) {
+	if !store.Storable(name) {
 		return fmt.Errorf("rota: schedule %q: %w", name, store.ErrNotFound)
 	}
 	if err := c.store.SetSchedulePaused(ctx, name, paused); err != nil {

@@ -192,7 +192,7 @@ type WorkflowInfo struct {
 
 // Workflow returns the workflow id with every step, or an error wrapping store.ErrNotFound.
 func (c *Client) Workflow(ctx context.Context, id string) (*WorkflowInfo, error) {
-	if !storable(id) {
+	if !store.Storable(id) {
 		return nil, fmt.Errorf("rota: get workflow %q: %w", id, store.ErrNotFound)
 	}
 	stats, err := c.store.Workflows(ctx, store.WorkflowListParams{ID: id})
@@ -227,7 +227,7 @@ func (c *Client) workflowSteps(ctx context.Context, id string) ([]*JobRow, error
 
 // Workflows returns a page of workflows, newest first.
 func (c *Client) Workflows(ctx context.Context, p WorkflowListParams) ([]WorkflowStats, error) {
-	if !storable(p.ID) || !storable(p.Before) {
+	if !store.Storable(p.ID) || !store.Storable(p.Before) {
 		return nil, fmt.Errorf("rota: list workflows: %w: id %q or before %q is not valid UTF-8 text without NUL", ErrInvalid, p.ID, p.Before)
 	}
 	out, err := c.store.Workflows(ctx, p)
@@ -241,7 +241,7 @@ func (c *Client) Workflows(ctx context.Context, p WorkflowListParams) ([]Workflo
 // cancelled at once, running ones through their context. It returns the steps as Cancel left
 // them.
 func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, error) {
-	if !storable(id) {
+	if !store.Storable(id) {
 		return nil, fmt.Errorf("rota: cancel workflow %q: %w", id, store.ErrNotFound)
 	}
 	steps, err := c.workflowSteps(ctx, id)
@@ -315,7 +315,7 @@ func cancelOrder(steps []*JobRow) []*JobRow {
 // job outside the workflow that ended without completing stays as it is, with the steps after
 // it: retry that job first. It returns the steps it changed.
 func (c *Client) RetryWorkflow(ctx context.Context, id string) ([]*JobRow, error) {
-	if !storable(id) {
+	if !store.Storable(id) {
 		return nil, fmt.Errorf("rota: retry workflow %q: %w", id, store.ErrNotFound)
 	}
 	rows, err := c.store.RetryWorkflow(ctx, id)

@@ -24,7 +24,7 @@ func (p ListParams) Check() error {
 	} {
 		// Every store keeps these as text that holds neither: no job can match, and PostgreSQL
 		// fails a query that carries one.
-		if !utf8.ValidString(f.v) || strings.ContainsRune(f.v, 0) {
+		if !Storable(f.v) {
 			return fmt.Errorf("%w: %s %q is not valid UTF-8 text without NUL", ErrInvalidList, f.name, f.v)
 		}
 	}
@@ -42,6 +42,10 @@ func (p ListParams) Check() error {
 	}
 	return nil
 }
+
+// Storable reports whether s is text every store keeps: valid UTF-8 without NUL (PostgreSQL's
+// text holds nothing else, and fails a query that carries it). Nothing is named by other text.
+func Storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // ArgsSegments splits ArgsPath into its object keys.
 func (p ListParams) ArgsSegments() ([]string, error) {

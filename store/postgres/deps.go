@@ -214,14 +214,14 @@ func (s *Store) insertDeps(ctx context.Context, q querier, params []store.Insert
 	return d.out, nil
 }
 
-// numberStepsSQL puts the new jobs of the call that joined each job ($4, in the call's order,
-// joining $5) in the call's order at the end of its depends_on, where the insert appended them
+// numberStepsSQL puts the new jobs of the call that joined each job ($1, in the call's order,
+// joining $2) in the call's order at the end of its depends_on, where the insert appended them
 // in the order its generations and rounds went in, under the lock that keeps another call adding
-// to the same job waiting; then appends to the step of each numbered job $1 (a prefix, $3) its
-// place among the jobs of the job it joined ($2).
+// to the same job waiting; then appends to the step prefix ($3) of each numbered one (a prefix
+// that is not NULL) its place among the jobs of the job it joined.
 const numberStepsSQL = `
 WITH mine AS (
-	SELECT * FROM unnest($4::bigint[], $5::bigint[]) WITH ORDINALITY AS m(id, of, ord)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) WITH ORDINALITY AS m(id, of, prefix, ord)
 ),
 ordered AS (
 	UPDATE {schema}.jobs c SET depends_on =
@@ -231,44 +231,43 @@ ordered AS (
 	WHERE c.id IN (SELECT of FROM mine)
 	RETURNING c.id, c.depends_on
 ),
-u AS (
-	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, of, prefix)
-),
 places AS (
 	SELECT c.id AS of, d.id, d.place
 	FROM ordered c, unnest(c.depends_on) WITH ORDINALITY AS d(id, place)
 )
-UPDATE {schema}.jobs j SET step = u.prefix || p.place
-FROM u JOIN places p ON p.of = u.of AND p.id = u.id
-WHERE j.id = u.id
+UPDATE {schema}.jobs j SET step = m.prefix || p.place
+FROM mine m JOIN places p ON p.of = m.of AND p.id = m.id
+WHERE j.id = m.id AND m.prefix IS NOT NULL
 RETURNING j.id, j.step`
 
 // numberSteps names the steps of the new jobs of the call that ask for it (NumberStep) by their
 // places, in the call's order, in the jobs they joined.
 func (d *depInsert) numberSteps(ctx context.Context) error {
 	var (
-		ids, ofs, joined, targets []int64
-		prefixes                  []string
+		joined, targets []int64
+		prefixes        []*string // nil for a job whose step is not numbered
+		numbered        bool
 	)
 	for i, p := range d.params {
 		r := d.out[i]
 		if p.DependencyOf == 0 || r.Duplicate || r.Job == nil {
 			continue
 		}
-		joined, targets = append(joined, r.Job.ID), append(targets, p.DependencyOf)
+		var prefix *string
 		if p.NumberStep {
-			ids, ofs, prefixes = append(ids, r.Job.ID), append(ofs, p.DependencyOf), append(prefixes, p.Step)
+			prefix, numbered = &p.Step, true
 		}
+		joined, targets, prefixes = append(joined, r.Job.ID), append(targets, p.DependencyOf), append(prefixes, prefix)
 	}
-	if len(ids) == 0 {
+	if !numbered {
 		return nil
 	}
-	rs, err := d.q.query(ctx, d.s.sql(numberStepsSQL), ids, ofs, prefixes, joined, targets)
+	rs, err := d.q.query(ctx, d.s.sql(numberStepsSQL), joined, targets, prefixes)
 	if err != nil {
 		return fmt.Errorf("number steps: %w", err)
 	}
 	defer rs.Close()
-	steps := make(map[int64]string, len(ids))
+	steps := make(map[int64]string)
 	for rs.Next() {
 		var (
 			id   int64

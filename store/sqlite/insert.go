@@ -140,16 +140,12 @@ func insertJobs(x execer, now time.Time, params []store.InsertParams) ([]store.I
 		if err := flush(); err != nil {
 			return nil, nil, err
 		}
-		var plan *depPlan
-		if hasDeps(p) {
-			var err error
-			if plan, err = planDeps(x, params, i, res); err != nil {
-				return nil, nil, err
-			}
+		plans, err := planBatch(x, params, []int{i}, res) // nil for a job without dependencies
+		if err != nil {
+			return nil, nil, err
 		}
-		plans := map[int]*depPlan{i: plan}
+		plan := plans[i]
 		var cancelled []*store.JobRow
-		var err error
 		if p.UniqueKey == "" {
 			err = insertRows(x, now, params, []int{i}, res, plans)
 		} else {

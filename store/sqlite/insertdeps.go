@@ -23,15 +23,6 @@ func hasDeps(p *store.InsertParams) bool {
 	return len(p.DependsOn) > 0 || len(p.DependsOnIndex) > 0 || p.DependencyOf != 0
 }
 
-// planDeps plans params[i] alone (planBatch).
-func planDeps(x execer, params []store.InsertParams, i int, res []store.InsertResult) (*depPlan, error) {
-	plans, err := planBatch(x, params, []int{i}, res)
-	if err != nil {
-		return nil, err
-	}
-	return plans[i], nil // hasDeps holds for params[i], so it is planned
-}
-
 // checkJoined checks that the jobs that params join (DependencyOf) wait, before the call
 // inserts anything: one that a job of the call ends (joining it cancelled) takes the call's
 // later jobs into its list all the same.
