@@ -192,6 +192,14 @@ func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 const isolateAfter = 2
 
 func (c *Completer) writeBatch(ctx context.Context, batch []item) {
+	c.writeSome(ctx, batch, false)
+}
+
+// writeSome records batch, retrying until it is written or ctx ends. With handBack, a batch of
+// one outcome that the store still refuses after it was stripped is handed back instead (false),
+// and batch[0] is left as it was last tried: the split writes it again once the outcomes after it
+// are written, so that one job the store cannot record holds none of the others back.
+func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) bool {
 	outcomes := make([]store.Outcome, len(batch))
 	for i, it := range batch {
 		outcomes[i] = it.outcome
@@ -204,7 +212,7 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 					it.done(applied[i])
 				}
 			}
-			return
+			return true
 		}
 		failures++
 		if !errors.Is(err, store.ErrUnavailable) {
@@ -215,24 +223,39 @@ func (c *Completer) writeBatch(ctx context.Context, batch []item) {
 			// result) is what the store cannot take. Keep the outcome itself, which is what
 			// the job's life depends on, and say what was dropped.
 			outcomes[0] = stripped(outcomes[0], err)
+			batch[0].outcome = outcomes[0]
 			c.fail(ctx, Failure{Jobs: 1, Err: err, Next: Stripped})
 			continue
 		}
+		if len(batch) == 1 && handBack && refusals > isolateAfter {
+			c.fail(ctx, Failure{Jobs: 1, Err: err, Next: Retry})
+			return false
+		}
 		if len(batch) > 1 && refusals >= isolateAfter {
 			c.fail(ctx, Failure{Jobs: len(batch), Err: err, Next: Split})
+			var refused []item
 			for _, it := range batch {
 				if ctx.Err() != nil {
-					return // what is left is the rescuer's
+					return true // what is left is the rescuer's
 				}
-				c.writeBatch(ctx, []item{it})
+				one := []item{it}
+				if !c.writeSome(ctx, one, true) {
+					refused = append(refused, one[0])
+				}
 			}
-			return
+			for _, it := range refused {
+				if ctx.Err() != nil {
+					return true
+				}
+				c.writeSome(ctx, []item{it}, false)
+			}
+			return true
 		}
 		delay := retryBackoff.Delay(failures)
 		c.fail(ctx, Failure{Jobs: len(batch), Err: err, Next: Retry})
 		select {
 		case <-ctx.Done():
-			return // the node says what it left unrecorded
+			return true // the node says what it left unrecorded
 		case <-c.clock.After(delay):
 		}
 	}

@@ -331,3 +331,56 @@ func TestRunWithoutDrainOutlastsAnIdleStart(t *testing.T) {
 	stop()
 	<-returned
 }
+
+// refusingJob is a store that refuses every write carrying an outcome of job id, whatever the
+// outcome holds: a refusal no stripping cures.
+type refusingJob struct {
+	store.Store
+	id int64
+}
+
+func (r refusingJob) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
+	for _, o := range outcomes {
+		if o.ID == r.id {
+			return nil, errors.New("row is malformed")
+		}
+	}
+	return r.Store.Complete(ctx, outcomes)
+}
+
+// An outcome the store keeps refusing after it was stripped is retried, but after the outcomes
+// of its batch that the store takes: one job the store cannot record does not leave the others
+// running under the node's heartbeat.
+func TestOutcomeRefusedWhenStrippedHoldsNothingBack(t *testing.T) {
+	ctx := context.Background()
+	st, jobs := running(t, filepath.Join(t.TempDir(), "rota.db"), 3)
+	clock := clockwork.NewFakeClock()
+	bad := jobs[0]
+	c := New(refusingJob{st, bad.ID}, clock, logged(t))
+	results := make(chan int64, 3)
+	for _, j := range jobs {
+		c.Add(store.Outcome{ID: j.ID, Fence: j.Fence, State: store.StateCompleted}, func(bool) { results <- j.ID })
+	}
+	runWithoutWaits(t, c, clock)
+	for range 2 {
+		select {
+		case id := <-results:
+			if id == bad.ID {
+				t.Fatal("the outcome the store refuses was reported settled")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the outcomes the store takes were not recorded within 10s: the refused one held them back")
+		}
+	}
+	for _, j := range jobs[1:] {
+		if row, _ := st.Get(ctx, j.ID); row.State != store.StateCompleted {
+			t.Errorf("job %d is %s, want completed", j.ID, row.State)
+		}
+	}
+	if row, _ := st.Get(ctx, bad.ID); row.State != store.StateRunning {
+		t.Errorf("the refused outcome's job is %s, want running: its outcome is still being retried", row.State)
+	}
+	if c.Pending() == 0 {
+		t.Error("Pending() = 0: the refused outcome is still being written")
+	}
+}
