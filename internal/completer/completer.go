@@ -192,14 +192,16 @@ func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
 const isolateAfter = 2
 
 func (c *Completer) writeBatch(ctx context.Context, batch []item) {
-	c.writeSome(ctx, batch, false)
+	c.writeSome(ctx, batch, false, false)
 }
 
 // writeSome records batch, retrying until it is written or ctx ends. With handBack, a batch of
 // one outcome that the store still refuses after it was stripped is handed back instead (false),
 // and batch[0] is left as it was last tried: the split writes it again once the outcomes after it
 // are written, so that one job the store cannot record holds none of the others back.
-func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) bool {
+// maybeWritten says an earlier write of these outcomes failed with the store unavailable, and
+// may have committed before its answer was lost.
+func (c *Completer) writeSome(ctx context.Context, batch []item, handBack, maybeWritten bool) bool {
 	outcomes := make([]store.Outcome, len(batch))
 	for i, it := range batch {
 		outcomes[i] = it.outcome
@@ -207,6 +209,9 @@ func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) 
 	for failures, refusals := 0, 0; ; {
 		applied, err := c.store.Complete(ctx, outcomes)
 		if err == nil {
+			if maybeWritten || failures > refusals {
+				c.recheck(ctx, outcomes, applied)
+			}
 			for i, it := range batch {
 				if it.done != nil {
 					it.done(applied[i])
@@ -239,7 +244,7 @@ func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) 
 					return true // what is left is the rescuer's
 				}
 				one := []item{it}
-				if !c.writeSome(ctx, one, true) {
+				if !c.writeSome(ctx, one, true, maybeWritten || failures > refusals) {
 					refused = append(refused, one[0])
 				}
 			}
@@ -247,7 +252,7 @@ func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) 
 				if ctx.Err() != nil {
 					return true
 				}
-				c.writeSome(ctx, []item{it}, false)
+				c.writeSome(ctx, []item{it}, false, true)
 			}
 			return true
 		}
@@ -259,6 +264,41 @@ func (c *Completer) writeSome(ctx context.Context, batch []item, handBack bool) 
 		case <-c.clock.After(delay):
 		}
 	}
+}
+
+// recheck reads the jobs of the outcomes the store did not apply, after a write whose answer
+// was lost: one of those may have been applied by the lost write itself, and its node would
+// otherwise report the attempt's own outcome as refused (EventJobFenceRefused). A job that
+// cannot be read is left as refused.
+func (c *Completer) recheck(ctx context.Context, outcomes []store.Outcome, applied []bool) {
+	for i, o := range outcomes {
+		if applied[i] {
+			continue
+		}
+		if row, err := c.store.Get(ctx, o.ID); err == nil && landed(row, o) {
+			applied[i] = true
+		}
+	}
+}
+
+// landed reports whether row is job o.ID as outcome o left it. The claim o ends is still the
+// job's latest (its fence), the job left running for the state o asks for (or the one a cancel
+// request makes of it), and the attempt's last error is o's own, not a rescue's: a rescue of
+// the same claim is the one other way such a job leaves running with the fence unchanged.
+func landed(row *store.JobRow, o store.Outcome) bool {
+	want := o.State
+	if row.CancelRequested {
+		want = store.CancelRequestedState(o.State)
+	}
+	if row.Fence != o.Fence || row.State != want {
+		return false
+	}
+	n := len(row.Errors)
+	if o.Error != nil {
+		return n > 0 && row.Errors[n-1].Attempt == row.Attempt &&
+			row.Errors[n-1].Error == store.PortableError(*o.Error).Error
+	}
+	return n == 0 || row.Errors[n-1].Error != store.RescueError(row.AttemptedBy) || row.Errors[n-1].Attempt < row.Attempt
 }
 
 func (c *Completer) fail(ctx context.Context, f Failure) {
