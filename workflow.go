@@ -360,19 +360,76 @@ func (j *Job[T]) Dependencies(ctx context.Context) ([]*JobRow, error) {
 		return j.deps, nil
 	}
 	s := j.exec.queue.node.client.store
+	listed, err := listDependencies(ctx, s, j.JobRow)
+	if err != nil {
+		return nil, fmt.Errorf("rota: dependencies of job %d: %w", j.ID, err)
+	}
 	out := make([]*JobRow, 0, len(j.DependsOn))
 	for _, id := range j.DependsOn {
-		row, err := s.Get(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rota: dependency %d of job %d: %w", id, j.ID, err)
+		row := listed[id]
+		if row == nil {
+			if row, err = s.Get(ctx, id); errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("rota: dependency %d of job %d: %w", id, j.ID, err)
+			}
 		}
 		out = append(out, row)
 	}
 	j.deps = out
 	return out, nil
+}
+
+// A job of a workflow reads the steps it waited for (Dependencies) a page of the workflow at a
+// time, rather than one store call each, when they are at least dependenciesListed and the
+// workflow has at most dependenciesSpan times as many steps: a fan-in that waited for ten thousand
+// steps reads them in ten calls, not ten thousand, and a step that waited for two of a large
+// workflow's steps does not read the whole workflow.
+const (
+	dependenciesListed = 16
+	dependenciesSpan   = 4
+	dependenciesPage   = 1000
+)
+
+// listDependencies returns, by id, those of the jobs row waited for that a listing of its
+// workflow finds, or none when reading them one by one costs less (see dependenciesListed).
+// A dependency it leaves out (deleted, or of another workflow) is the caller's to read.
+func listDependencies(ctx context.Context, s store.Store, row *JobRow) (map[int64]*JobRow, error) {
+	if row.Workflow == "" || len(row.DependsOn) < dependenciesListed {
+		return nil, nil
+	}
+	stats, err := s.Workflows(ctx, store.WorkflowListParams{ID: row.Workflow, Limit: 1})
+	if err != nil || len(stats) == 0 {
+		return nil, err
+	}
+	var steps int64
+	for _, n := range stats[0].Counts {
+		steps += n
+	}
+	if steps > int64(dependenciesSpan*len(row.DependsOn)) {
+		return nil, nil
+	}
+	want := make(map[int64]bool, len(row.DependsOn))
+	for _, id := range row.DependsOn {
+		want[id] = true
+	}
+	out := make(map[int64]*JobRow, len(row.DependsOn))
+	for after := int64(0); ; {
+		page, err := s.List(ctx, store.ListParams{Workflow: row.Workflow, AfterID: after, Limit: dependenciesPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			if want[r.ID] {
+				out[r.ID] = r
+			}
+		}
+		if len(page) < dependenciesPage || len(out) == len(want) {
+			return out, nil
+		}
+		after = page[len(page)-1].ID
+	}
 }
 
 // StepResult decodes into v the result of the step named step that this job waited for.

@@ -2,6 +2,7 @@ package rota_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -435,5 +436,91 @@ func TestBatchCallback(t *testing.T) {
 	_, err = c.AddToBatch(t.Context(), res.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 11}})
 	if !errors.Is(err, store.ErrNotPending) {
 		t.Errorf("adding to a finished batch: %v, want ErrNotPending", err)
+	}
+}
+
+// counting is a store that counts its Get calls.
+type counting struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (c *counting) Get(ctx context.Context, id int64) (*store.JobRow, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, id)
+}
+
+// A fan-in step reads the many steps it waited for a page of its workflow at a time, not one
+// store call each, in the order it waited for them; one deleted since it ended is left out.
+func TestFanInReadsItsDependenciesByThePage(t *testing.T) {
+	const parts = 300
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cs := &counting{Store: st}
+	var c *rota.Client
+	type read struct {
+		names []string
+		gets  int64
+		err   error
+	}
+	got := make(chan read, 1)
+	workers := rota.NewWorkers()
+	rota.AddWorker(workers, rota.WorkFunc[stepArgs](func(ctx context.Context, job *rota.Job[stepArgs]) error {
+		if job.Args.Name != "merge" {
+			return job.SetResult(job.Args.Name)
+		}
+		if err := c.Delete(ctx, job.DependsOn[7]); err != nil {
+			return err
+		}
+		before := cs.gets.Load()
+		deps, err := job.Dependencies(ctx)
+		r := read{gets: cs.gets.Load() - before, err: err}
+		for _, d := range deps {
+			var name string
+			if err := json.Unmarshal(d.Result, &name); err != nil {
+				return err
+			}
+			r.names = append(r.names, name)
+		}
+		got <- r
+		return nil
+	}), nil)
+	node, err := rota.NewNode(rota.Config{Store: cs, Workers: workers, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = node.Client()
+	wf := rota.NewWorkflow()
+	names := make([]string, parts)
+	for i := range names {
+		names[i] = fmt.Sprint("part-", parts-i) // waited for in an order that is not the ids'
+		wf.Add(names[i], stepArgs{Name: names[i]}, nil)
+	}
+	wf.Add("merge", stepArgs{Name: "merge"}, nil).After(names...)
+	if _, err := c.InsertWorkflow(t.Context(), wf); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Stop(context.Background()) })
+	var r read
+	select {
+	case r = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the merge step did not run within 30s")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := slices.Delete(slices.Clone(names), 7, 8)
+	if !slices.Equal(r.names, want) {
+		t.Errorf("dependencies read: %d, want the %d left in the order waited for:\n got %v\nwant %v", len(r.names), len(want), r.names, want)
+	}
+	if r.gets > 2 {
+		t.Errorf("reading %d dependencies took %d Get calls; want them read by the page", parts, r.gets)
 	}
 }
