@@ -145,34 +145,60 @@ func (c *Client) manyParams(jobs []InsertManyParams) ([]store.InsertParams, erro
 	return params, nil
 }
 
-// checkBusy refuses best-effort inserts into queues that already have enough waiting, or whose
-// fleet-wide limit is saturated. It is a check, not a lock: two producers racing may both get in,
-// which best effort allows.
+// checkBusy refuses best-effort inserts into queues that already have enough waiting, or that a
+// fleet-wide limit on the queue or the job's kind lets start no job now: as many running as it
+// allows, or its rate's starts used up. It is a check, not a lock: two producers racing may
+// both get in, which best effort allows.
 func (c *Client) checkBusy(ctx context.Context, jobs []InsertManyParams) error {
-	loads := map[string]QueueLoad{}
+	waiting := map[string]int64{}
+	type gate struct{ queue, kind string }
+	closed := map[gate]*store.LimitUsage{}
 	for _, j := range jobs {
 		if j.Opts == nil || j.Opts.DropIfBusy <= 0 {
 			continue
 		}
-		queue := cmp.Or(j.Opts.Queue, QueueDefault)
-		load, ok := loads[queue]
+		queue, kind := cmp.Or(j.Opts.Queue, QueueDefault), j.Args.Kind()
+		n, ok := waiting[queue]
 		if !ok {
-			var err error
-			if load, err = c.QueueLoad(ctx, queue); err != nil {
+			load, err := c.QueueLoad(ctx, queue)
+			if err != nil {
 				return fmt.Errorf("rota: insert: %w", err)
 			}
-			loads[queue] = load
+			n, waiting[queue] = load.Waiting, load.Waiting
 		}
-		switch {
-		case load.Waiting >= int64(j.Opts.DropIfBusy):
+		if n >= int64(j.Opts.DropIfBusy) {
 			return fmt.Errorf("rota: insert %s: %w: %d jobs wait in queue %q (limit %d); dropped as asked",
-				j.Args.Kind(), ErrBusy, load.Waiting, queue, j.Opts.DropIfBusy)
-		case load.Saturated():
-			return fmt.Errorf("rota: insert %s: %w: queue %q runs %d jobs, its fleet-wide limit; dropped as asked",
-				j.Args.Kind(), ErrBusy, queue, load.Running)
+				kind, ErrBusy, n, queue, j.Opts.DropIfBusy)
+		}
+		g := gate{queue, kind}
+		full, ok := closed[g]
+		if !ok {
+			usage, err := c.store.LimitUsage(ctx, queue, kind)
+			if err != nil {
+				return fmt.Errorf("rota: insert: %w", fmtErr("limit usage", err))
+			}
+			for i := range usage {
+				if usage[i].Allowance() == 0 {
+					full = &usage[i]
+					break
+				}
+			}
+			closed[g] = full
+		}
+		if full != nil {
+			return fmt.Errorf("rota: insert %s: %w: %s; dropped as asked", kind, ErrBusy, describeFull(*full))
 		}
 	}
 	return nil
+}
+
+// describeFull says why limit u lets no job start now.
+func describeFull(u store.LimitUsage) string {
+	what := fmt.Sprintf("the fleet-wide limit on %s %q", u.Scope, u.Name)
+	if u.MaxRunning > 0 && u.Running >= u.MaxRunning {
+		return fmt.Sprintf("%s runs %d jobs, its most", what, u.Running)
+	}
+	return fmt.Sprintf("%s started %d jobs in the last %v, its rate", what, u.Started, u.Period)
 }
 
 // Get returns one job, or an error wrapping store.ErrNotFound.

@@ -45,7 +45,7 @@ var (
 	// ErrInvalid is wrapped by every error about a job that cannot be inserted as given.
 	ErrInvalid = errors.New("invalid job")
 	// ErrBusy is wrapped by the error of a best-effort insert (DropIfBusy) refused because its
-	// queue is busy.
+	// queue is busy or a limit it is held to is full.
 	ErrBusy = errors.New("queue is busy")
 )
 
@@ -77,8 +77,10 @@ type InsertOpts struct {
 	Supersede bool
 	Tags      []string
 	// DropIfBusy makes the insert best-effort: when the queue already has this many jobs waiting
-	// (available), the job is not inserted and Insert returns an error wrapping ErrBusy. For
-	// optional work that is pointless if it cannot start soon. 0 turns it off.
+	// (available), or a fleet-wide limit on the queue or the job's kind lets no job start now (as
+	// many running as it allows, or its rate's starts in the window used up), the job is not
+	// inserted and Insert returns an error wrapping ErrBusy. For optional work that is pointless
+	// if it cannot start soon. 0 turns it off.
 	DropIfBusy int
 	// Metadata is free-form data kept with the job, encoded as JSON.
 	Metadata any

@@ -138,6 +138,55 @@ func TestDropIfBusyRefusesWhenTheQueueLimitIsSaturated(t *testing.T) {
 	}
 }
 
+// busyAfterOneStart sets limit, inserts and claims one job of queue exports, and returns the
+// error of a best-effort insert made after it.
+func busyAfterOneStart(t *testing.T, limit Limit) error {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(epoch)
+	st := openStore(t, clock)
+	c := NewClient(st, &ClientConfig{Clock: clock})
+	ctx := context.Background()
+	if err := c.SetLimit(ctx, limit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Insert(ctx, testArgs{}, &InsertOpts{Queue: "exports"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Claim(ctx, store.ClaimParams{Queue: "exports", Kinds: []string{"test"}, Max: 5, Owner: "n", LeaseFor: time.Minute})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim: %d jobs, %v", len(got), err)
+	}
+	_, err = c.Insert(ctx, testArgs{}, &InsertOpts{Queue: "exports", DropIfBusy: 100})
+	return err
+}
+
+// A best-effort insert into a queue whose rate has no start left in its window is dropped: the
+// gate is closed as surely as by a full concurrency limit.
+func TestDropIfBusyRefusesWhenTheQueueRateIsUsedUp(t *testing.T) {
+	err := busyAfterOneStart(t, Limit{Scope: LimitQueue, Name: "exports", Rate: 1, Period: time.Hour})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), `limit on queue "exports" started 1 jobs in the last 1h0m0s`) {
+		t.Fatalf("best-effort insert into a queue whose rate is used up: %v; want ErrBusy saying why", err)
+	}
+}
+
+// The same for a fleet-wide concurrency limit on the job's kind, whatever its queue.
+func TestDropIfBusyRefusesWhenTheKindLimitIsSaturated(t *testing.T) {
+	err := busyAfterOneStart(t, Limit{Scope: LimitKind, Name: "test", MaxRunning: 1})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), `limit on kind "test" runs 1 jobs`) {
+		t.Fatalf("best-effort insert of a kind at its fleet-wide limit: %v; want ErrBusy saying why", err)
+	}
+}
+
+// A limit with room left, or on another kind, lets a best-effort insert in.
+func TestDropIfBusyAdmitsUnderLimitsWithRoom(t *testing.T) {
+	if err := busyAfterOneStart(t, Limit{Scope: LimitQueue, Name: "exports", MaxRunning: 2, Rate: 2, Period: time.Hour}); err != nil {
+		t.Fatalf("best-effort insert under a limit with room: %v", err)
+	}
+	if err := busyAfterOneStart(t, Limit{Scope: LimitKind, Name: "other", MaxRunning: 1}); err != nil {
+		t.Fatalf("best-effort insert beside another kind's limit: %v", err)
+	}
+}
+
 // Every field of an insert is bounded, and a value just over a bound is refused with the
 // field and the limit named, while one at the bound is inserted.
 func TestInsertBoundsEveryField(t *testing.T) {

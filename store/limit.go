@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -45,6 +46,29 @@ type Limit struct {
 	Period time.Duration `json:"period,omitempty"`
 }
 
+// LimitUsage is a limit with what counts against it now, as a claim counts it.
+type LimitUsage struct {
+	Limit
+	// Running is the number of jobs of the queue or kind running now (counted when MaxRunning
+	// > 0).
+	Running int `json:"running"`
+	// Started is the number of starts within the last Period (counted when Rate > 0).
+	Started int `json:"started"`
+}
+
+// Allowance is how many more jobs the limit lets start now: math.MaxInt for a limit without
+// MaxRunning or Rate.
+func (u LimitUsage) Allowance() int {
+	n := math.MaxInt
+	if u.MaxRunning > 0 {
+		n = min(n, u.MaxRunning-u.Running)
+	}
+	if u.Rate > 0 {
+		n = min(n, u.Rate-u.Started)
+	}
+	return max(n, 0)
+}
+
 // Limiter stores limits. Claim honours every stored limit: it never makes the number of running
 // jobs of a limited queue or kind exceed MaxRunning, and never starts more than Rate of them within
 // any window of Period. A claim that a limit holds back takes fewer jobs, possibly none; the jobs
@@ -56,6 +80,11 @@ type Limiter interface {
 	SetLimit(ctx context.Context, l Limit) error
 	// ListLimits returns every limit, by scope then name.
 	ListLimits(ctx context.Context) ([]Limit, error)
+	// LimitUsage returns the limits that a claim of kind in queue is held to (the queue's and
+	// the kind's, those that exist), the queue's first, each with what counts against it now.
+	// It reads, as a claim would count, and writes nothing: producers ask it whether optional
+	// work is worth adding (DropIfBusy).
+	LimitUsage(ctx context.Context, queue, kind string) ([]LimitUsage, error)
 }
 
 // Removes reports whether setting l removes the limit of its scope and name.

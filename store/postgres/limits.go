@@ -183,6 +183,20 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 	return out, err
 }
 
+// LimitUsage returns the queue's and the kind's limits with what counts against them now, as a
+// claim counts them, without their locks.
+func (s *Store) LimitUsage(ctx context.Context, queue, kind string) ([]store.LimitUsage, error) {
+	rs, err := s.pool.Query(ctx, s.sql(limitUsageSQL+` ORDER BY l.scope DESC`), s.now(), queue, []string{kind})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: limit usage: %w", err)
+	}
+	out, err := scanUsage(rs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: limit usage: %w", err)
+	}
+	return out, nil
+}
+
 // scanUsage reads the rows of limitUsageSQL.
 func scanUsage(rs pgx.Rows) ([]limitplan.Usage, error) {
 	defer rs.Close()

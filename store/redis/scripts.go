@@ -198,6 +198,7 @@ var (
 	scriptPause        = newScript("pause")
 	scriptLimitSet     = newScript("limitset")
 	scriptLimitList    = newScript("limitlist")
+	scriptLimitUsage   = newScript("limitusage")
 	scriptSchedUpsert  = newScript("schedupsert", "schedlib")
 	scriptSchedGet     = newScript("schedget")
 	scriptSchedDelete  = newScript("scheddelete", "schedlib")
@@ -222,7 +223,7 @@ var allScripts = []*script{
 	scriptMigrate, scriptIdentity, scriptNow, scriptInsert, scriptInsertRun, scriptClaim, scriptHeartbeat,
 	scriptComplete, scriptRescueFind, scriptRescue, scriptGet, scriptList, scriptCancel,
 	scriptRetry, scriptDelete, scriptPrune, scriptStats, scriptLoad, scriptPause, scriptLimitSet,
-	scriptLimitList, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,
+	scriptLimitList, scriptLimitUsage, scriptSchedUpsert, scriptSchedGet, scriptSchedDelete, scriptSchedPause,
 	scriptPlan, scriptLeaseAcquire, scriptLeaseRelease, scriptLeaseGet, scriptNodeRegister,
 	scriptNodeList, scriptNodeDelete, scriptWorkflows, scriptRetryWF, scriptMinutesAdd,
 	scriptMinutesRead, scriptMinutesPrune, scriptSettle,

@@ -89,6 +89,11 @@ func limitUsage(t *wtx, p store.ClaimParams, kinds string, now int64) ([]limitpl
 	if err != nil {
 		return nil, err
 	}
+	return scanUsage(rows)
+}
+
+// scanUsage reads the rows of limitUsageSQL and closes them.
+func scanUsage(rows *sql.Rows) ([]limitplan.Usage, error) {
 	defer rows.Close()
 	var out []limitplan.Usage
 	for rows.Next() {
@@ -101,6 +106,21 @@ func limitUsage(t *wtx, p store.ClaimParams, kinds string, now int64) ([]limitpl
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+// LimitUsage returns the queue's and the kind's limits with what counts against them now, read
+// as a claim reads them, outside the writer.
+func (s *Store) LimitUsage(ctx context.Context, queue, kind string) ([]store.LimitUsage, error) {
+	rows, err := s.db.QueryContext(ctx, limitUsageSQL+` ORDER BY l.scope DESC`, sql.Named("now", micros(s.clk.Now())),
+		sql.Named("queue", queue), sql.Named("kinds", jsonText([]string{kind})))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: limit usage: %w", err)
+	}
+	out, err := scanUsage(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: limit usage: %w", err)
+	}
+	return out, nil
 }
 
 // recordStarts adds the claim's starts under rate limits, and forgets the starts that left their

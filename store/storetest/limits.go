@@ -23,6 +23,7 @@ var limitTests = map[string]func(*testing.T, *env){
 	"RateAndMaxRunning":   testLimitRateAndMax,
 	"RateSetAgain":        testLimitRateSetAgain,
 	"Concurrent":          testLimitConcurrent,
+	"Usage":               testLimitUsage,
 }
 
 func (e *env) setLimit(l store.Limit) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -100,4 +101,47 @@ func testLimitRateSetAgain(t *testing.T, e *env) {
 	if got := e.claim("default", 10); len(got) != 1 {
 		t.Fatalf("claimed %d under the rate set again, want 1", len(got))
 	}
+}
+
+// LimitUsage reads the limits a claim of a kind in a queue is held to, the queue's first, with
+// the jobs running under each and the starts within its window, as the claims count them; it
+// leaves out other queues' and kinds' limits and writes nothing.
+func testLimitUsage(t *testing.T, e *env) {
+	e.setLimit(store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 5, Rate: 4, Period: time.Minute})
+	e.setLimit(store.Limit{Scope: store.LimitKind, Name: "a", MaxRunning: 2})
+	e.setLimit(store.Limit{Scope: store.LimitKind, Name: "b", Rate: 1, Period: time.Hour})
+	e.setLimit(store.Limit{Scope: store.LimitQueue, Name: "other", MaxRunning: 1})
+	e.insert(job("a"), job("a"), job("k"))
+	got := e.claim("default", 10) // a, a, k: 3 starts
+	e.done(got[2])
+	usage := func(queue, kind string) []store.LimitUsage {
+		t.Helper()
+		u, err := e.s.LimitUsage(e.ctx, queue, kind)
+		if err != nil {
+			t.Fatalf("LimitUsage(%q, %q): %v", queue, kind, err)
+		}
+		return u
+	}
+	want := func(what string, got []store.LimitUsage, want ...store.LimitUsage) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %+v, want %+v", what, got, want)
+		}
+	}
+	queue := store.LimitUsage{Limit: store.Limit{Scope: store.LimitQueue, Name: "default", MaxRunning: 5, Rate: 4, Period: time.Minute},
+		Running: 2, Started: 3}
+	kindA := store.LimitUsage{Limit: store.Limit{Scope: store.LimitKind, Name: "a", MaxRunning: 2}, Running: 2}
+	want("kind a in the default queue", usage("default", "a"), queue, kindA)
+	if kindA.Allowance() != 0 || queue.Allowance() != 1 {
+		t.Errorf("allowances %d and %d, want 0 (a runs 2 of 2) and 1 (3 of 4 starts)", kindA.Allowance(), queue.Allowance())
+	}
+	want("kind k in the default queue", usage("default", "k"), queue)
+	want("a kind and queue without limits", usage("none", "k"))
+	e.advance(time.Minute)
+	queue.Started = 0
+	want("a minute later", usage("default", "a"), queue, kindA)
+	// The limits hold as before the reads.
+	e.done(got[:2]...)
+	bs := e.insert(job("b"), job("b"))
+	wantClaimed(t, "b, under its rate of one", e.claim("default", 10), bs[0])
 }

@@ -7,31 +7,11 @@
 package limitplan
 
 import (
-	"math"
-
 	"github.com/rotahq/rota/store"
 )
 
 // Usage is a limit with what counts against it at the moment of the claim.
-type Usage struct {
-	store.Limit
-	// Running is the number of jobs of the queue or kind running now (read when MaxRunning > 0).
-	Running int
-	// Started is the number of starts within the last Period (read when Rate > 0).
-	Started int
-}
-
-// allowance is how many more jobs the limit lets start now.
-func (u Usage) allowance() int {
-	n := math.MaxInt
-	if u.MaxRunning > 0 {
-		n = min(n, u.MaxRunning-u.Running)
-	}
-	if u.Rate > 0 {
-		n = min(n, u.Rate-u.Started)
-	}
-	return max(n, 0)
-}
+type Usage = store.LimitUsage
 
 // Plan is what one claim may take. A store claims in rounds: Kinds gives the kinds a round may
 // take with at most how many of each, and the round's size is Budget; Took records a round.
@@ -57,9 +37,9 @@ func New(queue string, kinds []string, want int, limits []Usage) *Plan {
 		switch {
 		case u.Scope == store.LimitQueue && u.Name == queue:
 			p.queue = u
-			p.Budget = min(p.Budget, u.allowance())
+			p.Budget = min(p.Budget, u.Allowance())
 		case u.Scope == store.LimitKind:
-			p.caps[u.Name] = u.allowance()
+			p.caps[u.Name] = u.Allowance()
 		}
 	}
 	return p
