@@ -103,7 +103,10 @@ type Config struct {
 	// Schedules are upserted when the node starts, so schedules can be declared in code. Schedules
 	// added at run time (CLI, API) live on; remove them with Client.DeleteSchedule.
 	Schedules []Schedule
-	// CronHorizon is how far ahead the leader plans occurrences. Defaults to 1 minute.
+	// CronHorizon is how far ahead the leader plans occurrences. Defaults to 1 minute, or longer
+	// when the leader's lease is: the occurrences a leader that died had planned must last until
+	// its successor's first pass (Leader.TTL + Leader.TryEvery + CronInterval later), or those
+	// in between count as missed. Set shorter than that, a failover loses them the same way.
 	CronHorizon time.Duration
 	// Singleton, when set, makes the whole node claim jobs only while it holds the lease of that
 	// name: exactly one such node runs fleet-wide; the others wait.

@@ -1,6 +1,7 @@
 package rota
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"time"
@@ -65,7 +66,8 @@ func (n *Node) leaderServices() []maintenance.Service {
 	if t, ok := n.cfg.Store.(store.Tidier); ok {
 		out = append(out, (&maintenance.Tidier{Store: t, Failed: n.serviceFailed}).Service(ServiceTidier, n.cfg.TidyInterval))
 	}
-	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cfg.CronHorizon}
+	p := &planner.Planner{Store: n.cfg.Store, Clock: n.clock, Logger: n.logger, Horizon: n.cronHorizon(),
+		Interval: n.cfg.CronInterval}
 	out = append(out, (&maintenance.Cron{Plan: p.Pass, Failed: n.serviceFailed}).Service(ServiceCron, n.cfg.CronInterval))
 	return out
 }
@@ -121,4 +123,16 @@ func storeTime(ctx context.Context, s store.Store, clock clockwork.Clock) (time.
 		return reg.Now(ctx)
 	}
 	return clock.Now(), nil
+}
+
+// cronHorizon is how far ahead the leader plans: CronHorizon when set, else at least long enough
+// for the occurrences a dead leader planned to last until its successor's first pass: the
+// lease's TTL (from its last renewal, before it died), one try, and a pass interval (its last
+// pass came up to one before it died), with one more interval to spare.
+func (n *Node) cronHorizon() time.Duration {
+	if n.cfg.CronHorizon > 0 {
+		return n.cfg.CronHorizon
+	}
+	ttl, try := cmp.Or(n.cfg.Leader.TTL, leader.TTLDefault), cmp.Or(n.cfg.Leader.TryEvery, leader.TryEveryDefault)
+	return max(planner.HorizonDefault, ttl+try+2*n.cfg.CronInterval)
 }

@@ -9,7 +9,8 @@
 //
 // Occurrences that passed unplanned (every node was down) follow the schedule's missed policy:
 // run-once enqueues one job now for all of them; skip drops them. Never a burst of every run.
-// Occurrences that passed less than LateGrace ago were late, not missed: a schedule created or
+// Occurrences that passed less than two pass intervals ago (LateGrace at least) were late, not
+// missed: a schedule created or
 // given a new timing just before an occurrence is first planned up to a pass later. They give the
 // one job now under either policy.
 package planner
@@ -56,6 +57,9 @@ type Planner struct {
 	Clock   clockwork.Clock
 	Logger  *slog.Logger
 	Horizon time.Duration
+	// Interval is how often Pass runs, IntervalDefault when zero: an occurrence a pass finds
+	// unplanned within two intervals of it (LateGrace when longer) was late, not missed.
+	Interval time.Duration
 }
 
 // Pass plans every schedule once and returns how many occurrences it planned, and the errors of
@@ -104,7 +108,7 @@ func (p *Planner) plan(ctx context.Context, s store.Schedule) (int, error) {
 	next := sched.Next(base)
 	if !next.IsZero() && !next.After(now) {
 		latest := lastMissed(sched, base, now)
-		late := now.Sub(next) < LateGrace
+		late := now.Sub(next) < max(LateGrace, 2*p.Interval)
 		if late || s.Missed != store.MissedSkip {
 			jobs = append(jobs, p.job(s, latest, now))
 		}

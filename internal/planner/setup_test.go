@@ -12,8 +12,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/internal/pgtest"
+	"github.com/rotahq/rota/internal/redistest"
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/postgres"
+	"github.com/rotahq/rota/store/redis"
 	"github.com/rotahq/rota/store/sqlite"
 )
 
@@ -30,6 +32,21 @@ var backends = map[string]opener{
 		out := make([]store.Store, n)
 		for i := range out {
 			s, err := sqlite.Open(context.Background(), path, sqlite.WithClock(clk), sqlite.WithLogger(quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			out[i] = s
+		}
+		return out
+	},
+	"redis": func(t *testing.T, clk clockwork.Clock, n int) []store.Store {
+		url := redistest.URL(t)
+		ns := redistest.Namespace(t, url)
+		out := make([]store.Store, n)
+		for i := range out {
+			s, err := redis.Open(context.Background(), url, redis.WithNamespace(ns), redis.WithClock(clk),
+				redis.WithAutoMigrate(), redis.WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,9 +85,9 @@ type bundle struct {
 	log      *planLog
 }
 
-// eachBackend runs test on SQLite and on PostgreSQL, with n nodes.
+// eachBackend runs test on SQLite, PostgreSQL and Redis, with n nodes.
 func eachBackend(t *testing.T, n int, test func(t *testing.T, b *bundle)) {
-	for _, name := range []string{"sqlite", "postgres"} {
+	for _, name := range []string{"sqlite", "postgres", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			clk := clockwork.NewFakeClockAt(start)
 			b := &bundle{t: t, clk: clk, stores: backends[name](t, clk, n), log: &planLog{}}

@@ -41,6 +41,9 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 
 // GetSchedule returns one schedule, or store.ErrNotFound.
 func (s *Store) GetSchedule(ctx context.Context, name string) (store.Schedule, error) {
+	if name == "" { // the script lists every schedule for ""
+		return store.Schedule{}, fmt.Errorf("redis: get schedule %q: %w", name, store.ErrNotFound)
+	}
 	list, err := s.schedules(ctx, name)
 	if err != nil {
 		return store.Schedule{}, err

@@ -19,6 +19,7 @@ var scheduleTests = map[string]func(*testing.T, *env){
 	"CancelNotifies":         testScheduleCancelNotifies,
 	"Pause":                  testSchedulePause,
 	"NotFound":               testScheduleNotFound,
+	"EmptyNameNotFound":      testScheduleEmptyNameNotFound,
 	"UpsertConcurrent":       testScheduleUpsertConcurrent,
 	"Plan":                   testSchedulePlan,
 	"PlanUniqueKey":          testSchedulePlanUnique,
@@ -329,6 +330,14 @@ func testScheduleNotFound(t *testing.T, e *env) {
 	}
 	if got := e.scheduleNames(); len(got) != 0 {
 		t.Errorf("failed calls left schedules %q", got)
+	}
+}
+
+// No schedule is named "": asking for it is ErrNotFound, never another schedule.
+func testScheduleEmptyNameNotFound(t *testing.T, e *env) {
+	e.upsertSchedule(cronSchedule("a"))
+	if got, err := e.s.GetSchedule(e.ctx, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetSchedule(\"\") = %q, %v; want ErrNotFound", got.Name, err)
 	}
 }
 
