@@ -184,6 +184,9 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		return p, fmt.Errorf("%w: %d tags, over the limit of %d", ErrInvalid, len(p.Tags), TagsMax)
 	}
 	for i, tag := range p.Tags {
+		if tag == "" { // no listing could find it: an empty filter lists every job
+			return p, fmt.Errorf("%w: tag %d is empty", ErrInvalid, i+1)
+		}
 		if err := checkText(fmt.Sprintf("tag %d", i+1), tag, TagMaxBytes); err != nil {
 			return p, err
 		}

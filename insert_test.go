@@ -36,6 +36,7 @@ func TestInsertRejectsBadInputClearly(t *testing.T) {
 		{"expires before run", testArgs{}, &InsertOpts{RunAt: epoch.Add(time.Hour), ExpiresAt: epoch.Add(time.Minute)}, "before it may run"},
 		{"supersede without key", testArgs{}, &InsertOpts{Supersede: true}, "needs a unique key"},
 		{"nil args", nil, nil, "args are nil"},
+		{"empty tag", testArgs{}, &InsertOpts{Tags: []string{"a", ""}}, "tag 2 is empty"},
 		{"negative drop if busy", testArgs{}, &InsertOpts{DropIfBusy: -1}, "drop if busy -1"},
 		{"NUL in args", RawArgs{KindName: "x", JSON: json.RawMessage(`{"a":"\u0000"}`)}, nil, `hold \u0000`},
 		{"lone high surrogate", RawArgs{KindName: "x", JSON: json.RawMessage(`"\ud800x"`)}, nil, `hold \ud800`},
