@@ -20,9 +20,8 @@ const flushJobs = 3000
 // A namespace flushed under running nodes (FLUSHDB on the test's own server) is not quietly
 // rebuilt: every script checks the namespace's meta key first, so each node's next claim is
 // refused with redis.ErrNotMigrated, and the node logs that reason and keeps running without
-// taking another job. Only the jobs already running when the flush came may still run (at most
-// the nodes' concurrency); after every node has been refused again, no job runs at all, and no
-// write of a node has put a key of the namespace back.
+// taking another job. Only the jobs the nodes held when the flush came may still run (at most
+// what they can hold at once), and no write of a node puts a key of the namespace back.
 //
 // Then the operator migrates the namespace again: it gets a new identity, which every node's
 // leader election reports as a reset store, and jobs inserted into it run exactly once.
@@ -56,8 +55,8 @@ func TestRedisNamespaceFlushed(t *testing.T) {
 		t.Errorf("the test's client counts jobs on the flushed namespace with error %v, want redis.ErrNotMigrated", err)
 	}
 
-	// Stop claiming: every node is refused its claims (and says so once, not at every poll), and
-	// once the jobs that were running at the flush have ended, no job runs.
+	// Stop claiming: the held jobs run out, and every node is refused its claims (and says so
+	// once, not at every poll).
 	var settled int
 	still := 0
 	if !eventually(30*time.Second, 200*time.Millisecond, func() bool {
@@ -76,18 +75,17 @@ func TestRedisNamespaceFlushed(t *testing.T) {
 			return strings.HasPrefix(r.Msg, "rota: claim failed") && strings.Contains(r.str("error"), redis.ErrNotMigrated.Error())
 		})
 	}
-	after := len(c.runs(t))
-	if after != settled {
-		t.Errorf("%d more jobs ran after every node was refused its claims on the flushed namespace", after-settled)
-	}
 	// What a node held at the flush may still run: the jobs running, and those its last claim
 	// took ahead of a free slot, at most as many again (a queue's claims never hold more than
-	// twice MaxWorkers). Nothing claimed after the flush may.
+	// twice MaxWorkers). Nothing claimed after the flush may: there is nothing left to claim, and
+	// no node writes the namespace again (below). The log is read again here, not trusted to
+	// have settled: a held job whose run a stalled machine delayed past the quiet second above
+	// still counts against the bound, and is not taken for a new claim.
 	maxHeld := len(ids) * 2 * rota.QueueMaxWorkersDefault
-	if ranAfter := settled - ranBefore; ranAfter > maxHeld {
+	if ranAfter := len(c.runs(t)) - ranBefore; ranAfter > maxHeld {
 		t.Errorf("%d jobs ran after the flush; only the %d the nodes can hold claimed at once may", ranAfter, maxHeld)
 	} else {
-		t.Logf("%d jobs ran before the flush, %d were claimed at it and finished after (at most %d can be held at once), none after that",
+		t.Logf("%d jobs ran before the flush, %d were held at it and ran after (at most %d can be held at once)",
 			ranBefore, ranAfter, maxHeld)
 	}
 	for _, n := range c.nodes {
