@@ -2,8 +2,11 @@ package rota
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -105,5 +108,43 @@ func TestWaitSeesAnotherProcessFinishTheJob(t *testing.T) {
 	}
 	if err := recv(t, done); err != nil {
 		t.Fatalf("wait: %v", err)
+	}
+}
+
+// timesOutAtDeadline is a SQLite store whose reads of a job, once armed, end when their
+// context does, with the error a network store gives for a read cut by its deadline: the
+// connection's own timeout, which it reports as the store unavailable.
+type timesOutAtDeadline struct {
+	*sqlite.Store
+	armed chan struct{}
+}
+
+func (s timesOutAtDeadline) Get(ctx context.Context, id int64) (*store.JobRow, error) {
+	select {
+	case <-s.armed:
+		<-ctx.Done()
+		return nil, fmt.Errorf("%w: read tcp 127.0.0.1:6379: i/o timeout", store.ErrUnavailable)
+	default:
+		return s.Store.Get(ctx, id)
+	}
+}
+
+// A Wait whose deadline passes while it reads the job ends with the deadline, whatever the
+// store said of the read it cut: a caller (the HTTP API's wait) answers "not done yet" to a
+// deadline, and "store unavailable" only to a store that is.
+func TestWaitEndsWithItsDeadlineDuringARead(t *testing.T) {
+	clock := clockwork.NewRealClock()
+	st := timesOutAtDeadline{Store: openStore(t, clock), armed: make(chan struct{})}
+	c := NewClient(st, &ClientConfig{Clock: clock})
+	res, err := c.Insert(context.Background(), testArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(st.armed)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.Wait(ctx, res.Job.ID)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Wait past its deadline: %v; want context.DeadlineExceeded, not the store unavailable", err)
 	}
 }

@@ -30,6 +30,12 @@ func (c *Client) Wait(ctx context.Context, id int64) (*JobRow, error) {
 	for {
 		row, err := c.store.Get(ctx, id)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The wait ended during the read: whatever the store made of its cut-short read
+				// (over a network, a timeout at the deadline that says the store unavailable),
+				// the wait ended by its context.
+				err = ctx.Err()
+			}
 			return nil, fmt.Errorf("rota: wait for job %d: %w", id, err)
 		}
 		if row.State.Final() {
