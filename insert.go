@@ -42,8 +42,9 @@ const (
 )
 
 var (
-	// ErrInvalid is wrapped by every error about a job that cannot be inserted as given.
-	ErrInvalid = errors.New("invalid job")
+	// ErrInvalid is wrapped by every error about input refused as given: a job that cannot be
+	// inserted, a schedule, a list's filters, a node's settings.
+	ErrInvalid = errors.New("invalid input")
 	// ErrBusy is wrapped by the error of a best-effort insert (DropIfBusy) refused because its
 	// queue is busy or a limit it is held to is full.
 	ErrBusy = errors.New("queue is busy")

@@ -158,7 +158,7 @@ func TestWorkflowsBadInput(t *testing.T) {
 	insert := func(doc string) result { return e.run("workflows", "insert", "--file", writeFile(t, "wf.json", doc)) }
 	once(insert(`{"steps":[{"name":"a","kind":"exec","args":{"program":"true"},"after":["c"]},
 		{"name":"b","kind":"exec","args":{"program":"true"},"after":["a"]},{"name":"c","kind":"exec","args":{"program":"true"},"after":["b"]}]}`),
-		"rota: insert workflow: invalid job: workflow has a cycle: steps a, b, c wait for each other")
+		"rota: insert workflow: invalid input: workflow has a cycle: steps a, b, c wait for each other")
 	once(insert(`{"steps":[{"name":"a","kind":"report","after":["nope"]}]}`), `step "a" waits for "nope", which is not a step of the workflow`)
 	once(insert(`{"steps":[{"name":"a","kind":"report","aftr":["b"]}]}`), `wf.json: json: unknown field "aftr"`)
 	once(insert(`{"steps":[{"name":"a","kind":"exec","args":{"program":""}}]}`), `wf.json: step "a": "args"`)
