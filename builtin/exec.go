@@ -146,7 +146,7 @@ func (w *execWorker) runAs(ctx context.Context, a ExecArgs, identity []string) (
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stdout, stderr := newCapture(limit), newCapture(limit)
-	p := program{name: a.Program, args: a.Args, env: append(w.policy.environ(a.Env), identity...), dir: a.Dir}
+	p := program{name: a.Program, args: a.Args, env: withIdentity(w.policy.environ(a.Env), identity), dir: a.Dir}
 	end, err := runProgram(runCtx, p, stdout, stderr)
 	if err != nil {
 		return nil, err

@@ -127,3 +127,19 @@ func jobEnv(j *rota.JobRow) []string {
 		EnvJobFence + "=" + strconv.FormatInt(j.Fence, 10),
 	}
 }
+
+// withIdentity appends identity to env, dropping first the entries of env that name one of its
+// variables: an environment holding a name twice means the first to getenv (C, Go, Python), so
+// a job's own ROTA_JOB_FENCE would otherwise win over the claim's.
+func withIdentity(env, identity []string) []string {
+	names := make(map[string]bool, len(identity))
+	for _, kv := range identity {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return names[k]
+	})
+	return append(env, identity...)
+}
