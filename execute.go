@@ -224,7 +224,12 @@ func (n *Node) abandonAll() {
 
 // end records the outcome of an attempt and frees its slot.
 func (n *Node) end(ctx context.Context, e *execution, err error) {
-	outcome := n.outcome(ctx, e, err)
+	// The handler's error is user code too: its Error (a typed nil *T, say), Unwrap, As or
+	// ErrorDetails may panic, which here would end the node, not the attempt.
+	var outcome store.Outcome
+	if perr := protect(func() error { outcome = n.outcome(ctx, e, err); return nil }); perr != nil {
+		outcome = n.failed(store.Outcome{ID: e.row.ID, Fence: e.row.Fence}, e, perr, n.clock.Now())
+	}
 	e.mu.Lock()
 	span := e.span
 	e.mu.Unlock()
