@@ -20,6 +20,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		case <-ticker.Chan():
 		}
 		n.refreshLimits(ctx)
+		n.handBackStrays(ctx)
 		if n.runningCount() == 0 && n.completer.Pending() == 0 {
 			continue
 		}

@@ -171,7 +171,9 @@ func (q *queue) claim() {
 		q.ahead.Store(q.freed.Load() - freedBefore)
 		q.settle(ask, len(rows))
 		if err != nil {
-			// The store may be down for a moment: the next poll tries again.
+			// The store may be down for a moment: the next poll tries again. The claim may
+			// have committed before its answer was lost: see strays.
+			n.strays.lost.Add(1)
 			n.storeError(n.claimCtx, "claim", q.name, err)
 			return
 		}

@@ -1,0 +1,86 @@
+package rota
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/rotahq/rota/store"
+)
+
+// strays are jobs the store shows running under this node that the node does not run. A claim
+// whose answer was lost (its connection broke after the commit, as PostgreSQL's and Redis' can)
+// leaves its jobs so, and the heartbeat, which renews every job the store lists under the
+// node's name, would keep them running nowhere for as long as the node has other work: never
+// run, never rescued.
+//
+// So after a claim fails, each heartbeat lists the node's running jobs, and one found running
+// nowhere (not running here, its outcome not waiting to be written) at two heartbeats in a row,
+// under the same fence, is handed back to its queue with its attempt refunded, as a job
+// interrupted by a shutdown is. Two, so that the jobs of a claim whose answer is on its way to
+// another of the node's queues are not taken for strays.
+type strays struct {
+	// lost counts the claims that failed since the node last found no stray; a look that
+	// finds none sets it back to zero, unless a claim failed meanwhile.
+	lost atomic.Int64
+	// seen holds the jobs the last look found running nowhere: by id, their fences. Only the
+	// heartbeat's goroutine reads and writes it.
+	seen map[int64]int64
+}
+
+// straysPage is how many of the node's running jobs one List call reads.
+const straysPage = 1000
+
+// handBackStrays looks for strays when a claim failed since the last look that found none, and
+// hands back those the look before found too.
+func (n *Node) handBackStrays(ctx context.Context) {
+	lost := n.strays.lost.Load()
+	if lost == 0 {
+		return
+	}
+	var held []*store.JobRow
+	for after := int64(0); ; {
+		page, err := n.cfg.Store.List(ctx, store.ListParams{States: []State{StateRunning}, Owner: n.cfg.ID,
+			AfterID: after, Limit: straysPage})
+		if err != nil {
+			n.storeError(ctx, "list_strays", "", err)
+			return
+		}
+		held = append(held, page...)
+		if len(page) < straysPage {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	seen := make(map[int64]int64)
+	var back []*store.JobRow
+	n.mu.Lock()
+	for _, row := range held {
+		if e := n.running[row.ID]; e != nil && e.row.Fence == row.Fence {
+			continue
+		}
+		if fence, ok := n.ending[row.ID]; ok && fence == row.Fence {
+			continue
+		}
+		if fence, ok := n.strays.seen[row.ID]; ok && fence == row.Fence {
+			back = append(back, row)
+			continue
+		}
+		seen[row.ID] = row.Fence
+	}
+	n.mu.Unlock()
+	n.strays.seen = seen
+	if len(seen) == 0 && len(back) == 0 {
+		n.strays.lost.CompareAndSwap(lost, 0)
+	}
+	if len(back) == 0 {
+		return
+	}
+	ids := make([]int64, len(back))
+	for i, row := range back {
+		ids[i] = row.ID
+		n.completer.Add(store.Outcome{ID: row.ID, Fence: row.Fence, State: StateAvailable, RefundAttempt: true}, nil)
+	}
+	n.logger.Warn("rota: handing back jobs a claim whose answer was lost left running under this node",
+		slog.Any("jobs", ids))
+}
