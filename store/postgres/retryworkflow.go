@@ -26,6 +26,19 @@ const depStatesSQL = `SELECT id, state FROM {schema}.jobs WHERE id = ANY ($1::bi
 const forgetEdgesSQL = `DELETE FROM {schema}.job_deps d USING unnest($1::bigint[], $2::bigint[]) AS e(dep, job)
 	WHERE d.dep_id = e.dep AND d.job_id = e.job`
 
+// rewaitSQL makes the pending steps $2 wait again for the jobs $1 that run again
+// (retryplan.Rewait): an edge each, and one more in their counts, unless an edge is left, from
+// an end of the job that was parked and not settled, which the step still counts.
+const rewaitSQL = `
+WITH added AS (
+	INSERT INTO {schema}.job_deps (dep_id, job_id)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING
+	RETURNING job_id
+)
+UPDATE {schema}.jobs SET pending_deps = pending_deps + a.n
+FROM (SELECT job_id, count(*) AS n FROM added GROUP BY job_id) a
+WHERE jobs.id = a.job_id`
+
 // retryWorkflowSQL makes the steps $5 wait again for $6 jobs each (pending) or run now, with
 // the edges $2 -> $3, and marks what they wait for as having dependents: the jobs $4 (updated
 // even when marked already, as insertDepsSQL does), and the steps $5 for which $7 says so. It
@@ -68,6 +81,8 @@ type retryPlan struct {
 	// oldDeps -> oldJobs are the edges of their last wait, edgeDeps -> edgeJobs those of the new.
 	oldDeps, oldJobs, edgeDeps, edgeJobs []int64
 	marked                               []int64 // jobs not run again that gain a dependent
+	// rewaitDeps -> rewaitJobs are the waits of the steps left pending anew (retryplan.Rewait).
+	rewaitDeps, rewaitJobs []int64
 }
 
 // planRetry decides which of steps run again (retryplan.Again) and what each waits for, given
@@ -95,6 +110,12 @@ func planRetry(steps []retryplan.Step, states map[int64]store.State) retryPlan {
 			}
 		}
 		p.ids, p.waits = append(p.ids, st.ID), append(p.waits, n)
+	}
+	for of, deps := range retryplan.Rewait(steps, again) {
+		for _, dep := range deps {
+			p.rewaitDeps, p.rewaitJobs = append(p.rewaitDeps, dep), append(p.rewaitJobs, of)
+			awaited[dep] = true
+		}
 	}
 	for _, id := range p.ids {
 		p.awaited = append(p.awaited, awaited[id])
@@ -156,6 +177,11 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 		}
 		if _, err := tx.Exec(ctx, s.sql(forgetEdgesSQL), p.oldDeps, p.oldJobs); err != nil {
 			return err
+		}
+		if len(p.rewaitDeps) > 0 {
+			if _, err := tx.Exec(ctx, s.sql(rewaitSQL), p.rewaitDeps, p.rewaitJobs); err != nil {
+				return err
+			}
 		}
 		rs, err = tx.Query(ctx, s.sql(retryWorkflowSQL), s.now(), p.edgeDeps, p.edgeJobs, p.marked, p.ids, p.waits, p.awaited)
 		if err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"cmp"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -278,24 +279,7 @@ func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) (
 	if p.DependencyOf == 0 {
 		return nil, nil
 	}
-	// A job that waited for one alone waits for two now: that one's waits_on becomes an edge.
-	if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id)
-			SELECT waits_on, id FROM jobs WHERE id = ?1 AND state = 'pending' AND waits_on IS NOT NULL`, p.DependencyOf); err != nil {
-		return nil, err
-	}
-	if _, err := x.exec(`UPDATE jobs SET waits_on = NULL WHERE id = ? AND waits_on IS NOT NULL`, p.DependencyOf); err != nil {
-		return nil, err
-	}
-	if _, err := x.exec(`INSERT INTO job_deps (dep_id, job_id) VALUES (?, ?)`, j.ID, p.DependencyOf); err != nil {
-		return nil, err
-	}
-	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1 WHERE id = ?`, j.ID); err != nil {
-		return nil, err
-	}
-	// A second wait for a job that waited for one gives it a count.
-	if _, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed)
-			SELECT id, 2, ignore_failed_deps FROM jobs WHERE id = ?1 AND state = 'pending'
-		ON CONFLICT (job_id) DO UPDATE SET pending = pending + 1`, p.DependencyOf); err != nil {
+	if err := addWait(x, p.DependencyOf, j.ID); err != nil {
 		return nil, err
 	}
 	if _, err := x.exec(`UPDATE jobs SET depends_on = json_insert(coalesce(depends_on, '[]'), '$[#]', ?1)
@@ -313,4 +297,39 @@ func linkDeps(x execer, p *store.InsertParams, plan *depPlan, j *store.JobRow) (
 		return []ended{{id: j.ID, state: j.State}}, nil
 	}
 	return nil, nil
+}
+
+// addWait makes pending job of wait for one more job, dep, which it names already or is added
+// to (a join): an edge from dep and one more in its count.
+func addWait(x execer, of, dep int64) error {
+	// A job that waited for one alone waits for two now: that one's waits_on becomes an edge.
+	if _, err := x.exec(`INSERT OR IGNORE INTO job_deps (dep_id, job_id)
+			SELECT waits_on, id FROM jobs WHERE id = ?1 AND state = 'pending' AND waits_on IS NOT NULL`, of); err != nil {
+		return err
+	}
+	if _, err := x.exec(`UPDATE jobs SET waits_on = NULL WHERE id = ? AND waits_on IS NOT NULL`, of); err != nil {
+		return err
+	}
+	if _, err := x.exec(`INSERT INTO job_deps (dep_id, job_id) VALUES (?, ?)`, dep, of); err != nil {
+		return err
+	}
+	if _, err := x.exec(`UPDATE jobs SET has_dependents = 1 WHERE id = ?`, dep); err != nil {
+		return err
+	}
+	// A second wait for a job that waited for one gives it a count.
+	_, err := x.exec(`INSERT INTO job_waits (job_id, pending, ignore_failed)
+			SELECT id, 2, ignore_failed_deps FROM jobs WHERE id = ?1 AND state = 'pending'
+		ON CONFLICT (job_id) DO UPDATE SET pending = pending + 1`, of)
+	return err
+}
+
+// stillCounts reports whether pending job of still counts dep among what it waits for: an edge from
+// it, or dep named alone (waits_on). An end of dep that is parked and not settled keeps it so.
+func stillCounts(x execer, of, dep int64) (bool, error) {
+	var n int
+	err := scanRows(x, `SELECT EXISTS (SELECT 1 FROM job_deps WHERE dep_id = ?1 AND job_id = ?2)
+		OR EXISTS (SELECT 1 FROM jobs WHERE id = ?2 AND waits_on = ?1)`, []any{dep, of}, func(rows *sql.Rows) error {
+		return rows.Scan(&n)
+	})
+	return n == 1, err
 }

@@ -120,6 +120,19 @@ func (s *Store) RetryWorkflow(ctx context.Context, workflow string) ([]*store.Jo
 			c.move(j.Queue, j.State, r.State, 1)
 			out = append(out, r)
 		}
+		for of, deps := range retryplan.Rewait(plan, again) {
+			for _, dep := range deps {
+				counted, err := stillCounts(t, of, dep)
+				if err != nil {
+					return err
+				}
+				if !counted {
+					if err := addWait(t, of, dep); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		return c.flush(t)
 	})
 	if err != nil {

@@ -41,6 +41,9 @@ var depTests = map[string]func(*testing.T, *env){
 	"RetryWorkflow":                 testRetryWorkflow,
 	"RetryWorkflowOutsideFailed":    testRetryWorkflowOutsideFailed,
 	"RetriedStepWaitsForOne":        testRetriedStepWaitsForOne,
+	"RetryWorkflowOpenBatch":        testRetryWorkflowOpenBatch,
+	"RetryWorkflowOpenBatchTwo":     testRetryWorkflowOpenBatchTwo,
+	"RetriedStepKeepsRunAt":         testRetriedStepKeepsRunAt,
 	"LastDepsEndAtOnce":             func(t *testing.T, e *env) { LastDepsRace(t, e.s) },
 	"DepEndsWhileDependentInserted": func(t *testing.T, e *env) { InsertDepRace(t, e.s) },
 }
@@ -886,4 +889,60 @@ func testRetryWorkflowOutsideFailed(t *testing.T, e *env) {
 	e.retryWorkflow(ra, rb)
 	wantState(t, e.get(ra), store.StateAvailable)
 	wantPending(t, e, rb)
+}
+
+// A batch's callback (a step that ignores failed dependencies) still waiting for some of its
+// jobs when RetryWorkflow runs a failed one again waits for that one's new end too: it runs
+// once every job has ended, never while a job of its batch runs.
+func testRetryWorkflowOpenBatch(t *testing.T, e *env) {
+	cb := wfStep("callback", 0, 1)
+	cb.IgnoreFailedDeps = true
+	rows := e.insert(wfStep("job-1"), wfStep("job-2"), cb)
+	j1, j2, rcb := rows[0].ID, rows[1].ID, rows[2].ID
+	e.finish(j1, store.StateDiscarded)
+	wantPending(t, e, rcb)
+	e.retryWorkflow(j1)
+	e.finish(j2, store.StateCompleted)
+	if got := e.get(j1).State; got.Final() {
+		t.Fatalf("job-1 is %s after its retry, want it not ended yet", got)
+	}
+	wantPending(t, e, rcb)
+	e.finish(j1, store.StateCompleted)
+	wantState(t, e.get(rcb), store.StateAvailable)
+}
+
+// A step made to wait again by RetryWorkflow keeps its RunAt: released before it, it is
+// scheduled, as at its insert (ReleasedIntoItsRunAt).
+func testRetriedStepKeepsRunAt(t *testing.T, e *env) {
+	b := wfStep("b", 0)
+	b.RunAt = e.now().Add(time.Hour)
+	rows := e.insert(wfStep("a"), b)
+	a, rb := rows[0].ID, rows[1].ID
+	e.finish(a, store.StateDiscarded)
+	wantDepCancelled(t, e, rb, a, store.StateDiscarded)
+	e.retryWorkflow(a, rb)
+	wantPending(t, e, rb)
+	e.finish(a, store.StateCompleted)
+	got := e.get(rb)
+	wantState(t, got, store.StateScheduled)
+	wantTime(t, "RunAt", got.RunAt, b.RunAt)
+}
+
+// The same with two failed jobs of three run again at once: the callback waits for both new
+// ends, counted once each, and for the job that had not ended.
+func testRetryWorkflowOpenBatchTwo(t *testing.T, e *env) {
+	cb := wfStep("callback", 0, 1, 2)
+	cb.IgnoreFailedDeps = true
+	rows := e.insert(wfStep("job-1"), wfStep("job-2"), wfStep("job-3"), cb)
+	j1, j2, j3, rcb := rows[0].ID, rows[1].ID, rows[2].ID, rows[3].ID
+	e.finish(j1, store.StateDiscarded)
+	e.finish(j2, store.StateCancelled)
+	wantPending(t, e, rcb)
+	e.retryWorkflow(j1, j2)
+	e.finish(j3, store.StateCompleted)
+	wantPending(t, e, rcb)
+	e.finish(j1, store.StateCompleted)
+	wantPending(t, e, rcb)
+	e.finish(j2, store.StateDiscarded)
+	wantState(t, e.get(rcb), store.StateAvailable)
 }

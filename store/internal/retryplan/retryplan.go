@@ -2,7 +2,11 @@
 // every store. It never reads or writes a store; the statements are the store's.
 package retryplan
 
-import "github.com/rotahq/rota/store"
+import (
+	"slices"
+
+	"github.com/rotahq/rota/store"
+)
 
 // Step is a workflow step as RetryWorkflow reads it.
 type Step struct {
@@ -54,4 +58,25 @@ func Again(steps []Step, states map[int64]store.State) map[int64]bool {
 func Waits(dep int64, again map[int64]bool, states map[int64]store.State) bool {
 	state, ok := states[dep]
 	return ok && (again[dep] || !state.Final())
+}
+
+// Rewait returns, by step, the dependencies run again (in again) that a step left as it is
+// must wait for anew: a pending step that ignores failed dependencies (a batch's callback) has
+// counted each of them off when it failed, and would otherwise be released while they run
+// again, and never count their new ends. A step that does not ignore them was cancelled by that
+// failure, and runs again itself. A store adds the wait only where the step no longer counts
+// the dependency: an end of it not settled yet (parked) still holds its edge.
+func Rewait(steps []Step, again map[int64]bool) map[int64][]int64 {
+	out := make(map[int64][]int64)
+	for _, st := range steps {
+		if st.State != store.StatePending || !st.IgnoreFailed || again[st.ID] {
+			continue
+		}
+		for k, dep := range st.DependsOn {
+			if again[dep] && !slices.Contains(st.DependsOn[:k], dep) {
+				out[st.ID] = append(out[st.ID], dep)
+			}
+		}
+	}
+	return out
 }

@@ -36,3 +36,21 @@ func TestAgain(t *testing.T) {
 		}
 	}
 }
+
+func TestRewait(t *testing.T) {
+	// 1 and 2 failed and run again; 3 completed; 4 is a pending callback that ignores failed
+	// dependencies and named 1 twice; 5 is pending, does not ignore them, and waits for 3 alone;
+	// 6 ignores them but has run already.
+	steps := []Step{
+		{ID: 1, State: store.StateDiscarded},
+		{ID: 2, State: store.StateCancelled},
+		{ID: 3, State: store.StateCompleted},
+		{ID: 4, State: store.StatePending, DependsOn: []int64{1, 2, 3, 1}, IgnoreFailed: true},
+		{ID: 5, State: store.StatePending, DependsOn: []int64{3}},
+		{ID: 6, State: store.StateCompleted, DependsOn: []int64{1}, IgnoreFailed: true},
+	}
+	got := Rewait(steps, map[int64]bool{1: true, 2: true})
+	if want := map[int64][]int64{4: {1, 2}}; !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Rewait = %v, want %v", got, want)
+	}
+}

@@ -67,16 +67,41 @@ for _, id in ipairs(failed) do
         dropEdge(d, id)
       end
     end
-    local f = {r = NOWS, m = fmt(math.max(tonumber(h.m), tonumber(h.a or '0') + 1)), cr = false, o = false, l = false, z = false}
+    local f = {m = fmt(math.max(tonumber(h.m), tonumber(h.a or '0') + 1)), cr = false, o = false, l = false, z = false}
     if h.x and tonumber(h.x) <= NOW then f.x = false end
     -- The count is absent for one (see waitOn): one left by the step's last release (which
     -- keeps it) would hold it back.
     f.dn = wait > 1 and fmt(wait) or false
     if wait > 0 then
+      -- A step that waits keeps its run_at, which its release compares with the time then.
       move(h, 'pending', f)
     else
+      f.r = NOWS
       move(h, 'available', f)
       RELEASED[h.q] = true
+    end
+  end
+end
+-- A pending step that ignores failed dependencies (a batch's callback) counted each of those
+-- run again off when it failed: it waits for their new ends too (retryplan.Rewait), unless an
+-- end of theirs that is parked and not settled still holds its edge to it.
+for _, id in ipairs(steps) do
+  if state[id] == 'pending' and not again[id] then
+    local k = jkey(id)
+    local v = rcall('HMGET', k, 'D', 'ig', 'dn')
+    if v[1] and v[2] then
+      local seen = {}
+      for d in string.gmatch(v[1], '[^,]+') do
+        if again[d] and not seen[d] then
+          seen[d] = true
+          if edgesOf(d) ~= '=' .. id and rcall('SISMEMBER', P .. 'dep:' .. d, id) == 0 then
+            forgetEntries(id, v[1], v[3])
+            addEdge(d, id)
+            v[3] = fmt(tonumber(v[3] or '1') + 1)
+            rcall('HSET', k, 'dn', v[3])
+          end
+        end
+      end
     end
   end
 end
