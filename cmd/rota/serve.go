@@ -127,6 +127,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// Before anything reads a secret into memory: the exec jobs run as this user.
+	if err := hideFromSameUser(); err != nil {
+		logger.Warn("rota: cannot hide the node's environment and memory from its user's other processes", "error", err)
+	}
 	// Listen before starting, so a signal sent while the node starts is not lost.
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
