@@ -54,6 +54,17 @@ func settled(t *testing.T, c *Completer, clock *clockwork.FakeClock, outcomes ..
 	return out
 }
 
+// completedAndFailed are outcomes for two running jobs: the first completed, the second failed
+// with text and to be retried.
+func completedAndFailed(jobs []*store.JobRow, clock clockwork.Clock, text string) []store.Outcome {
+	done, failed := jobs[0], jobs[1]
+	return []store.Outcome{
+		{ID: done.ID, Fence: done.Fence, State: store.StateCompleted},
+		{ID: failed.ID, Fence: failed.Fence, State: store.StateRetryable, RunAt: clock.Now(),
+			Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: text}},
+	}
+}
+
 // A write that committed before its answer was lost is retried, and the retry finds the jobs
 // no longer running under the outcomes' fences: the outcomes were applied, by the lost write,
 // and are reported so, not as refused.
@@ -67,11 +78,7 @@ func TestOutcomeWrittenBeforeTheAnswerWasLostIsApplied(t *testing.T) {
 		}
 	}}
 	c := New(lost, clock, logged(t))
-	done, failed := jobs[0], jobs[1]
-	got := settled(t, c, clock,
-		store.Outcome{ID: done.ID, Fence: done.Fence, State: store.StateCompleted},
-		store.Outcome{ID: failed.ID, Fence: failed.Fence, State: store.StateRetryable, RunAt: clock.Now(),
-			Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: "boom\x00"}})
+	got := settled(t, c, clock, completedAndFailed(jobs, clock, "boom\x00")...)
 	for _, j := range jobs {
 		if !got[j.ID] {
 			t.Errorf("job %d's outcome, written by the write whose answer was lost, is reported refused", j.ID)
@@ -80,7 +87,7 @@ func TestOutcomeWrittenBeforeTheAnswerWasLostIsApplied(t *testing.T) {
 	if lost.calls.Load() != 2 {
 		t.Errorf("%d writes, want the lost one and its retry", lost.calls.Load())
 	}
-	if row, _ := st.Get(ctx, failed.ID); row.State != store.StateRetryable || len(row.Errors) != 1 {
+	if row, _ := st.Get(ctx, jobs[1].ID); row.State != store.StateRetryable || len(row.Errors) != 1 {
 		t.Errorf("the failed job is %s with %d errors, want retryable with its one", row.State, len(row.Errors))
 	}
 }
@@ -99,11 +106,7 @@ func TestOutcomeOfARescuedJobStaysRefusedAfterALostAnswer(t *testing.T) {
 		}
 	}}
 	c := New(lost, clock, logged(t))
-	done, failed := jobs[0], jobs[1]
-	got := settled(t, c, clock,
-		store.Outcome{ID: done.ID, Fence: done.Fence, State: store.StateCompleted},
-		store.Outcome{ID: failed.ID, Fence: failed.Fence, State: store.StateRetryable, RunAt: clock.Now(),
-			Error: &store.AttemptError{Attempt: 1, At: clock.Now(), Error: "boom"}})
+	got := settled(t, c, clock, completedAndFailed(jobs, clock, "boom")...)
 	for _, j := range jobs {
 		if got[j.ID] {
 			t.Errorf("job %d's outcome is reported applied, but the job was rescued before it", j.ID)
