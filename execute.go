@@ -69,6 +69,10 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
 var errAbandoned = errors.New("handler did not return after its context was cancelled")
 
+// errGoexit ends an attempt whose handler called runtime.Goexit (t.FailNow in a test, say),
+// which no recover sees.
+var errGoexit = errors.New("handler called runtime.Goexit instead of returning")
+
 // start hands a claimed job to an idle runner, or to a new one when none is idle.
 //
 // Runners are goroutines that outlive their jobs: a job costs no goroutine of its own, and a
@@ -159,8 +163,23 @@ func (n *Node) execute(e *execution) bool {
 			ctx, disarm = clockctx.Arm(ctx, func(cause error) { n.interrupt(e, cause) }, n.clock, e.timeout)
 			defer disarm()
 		}
+		returned := false
+		defer func() {
+			if !returned {
+				// runtime.Goexit: this goroutine ends after its deferred calls, and the
+				// attempt with it; a new runner takes the next job.
+				n.finish(ctx, e, errGoexit)
+			}
+		}()
 		err = protect(func() error { return work(ctx) })
+		returned = true
 	}
+	return n.finish(ctx, e, err)
+}
+
+// finish ends e's attempt with err, unless it was abandoned meanwhile; it reports whether it
+// ended it.
+func (n *Node) finish(ctx context.Context, e *execution, err error) bool {
 	if !e.ended.CompareAndSwap(false, true) {
 		return false
 	}

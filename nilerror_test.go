@@ -2,6 +2,7 @@ package rota
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,4 +26,23 @@ func TestErrorWhoseMessagePanicsFailsTheAttempt(t *testing.T) {
 	if row.State != StateRetryable || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "panic") {
 		t.Fatalf("state %s errors %+v, want a failed attempt recording the panic", row.State, row.Errors)
 	}
+}
+
+// A handler that calls runtime.Goexit (t.FailNow from a handler, in a test) ends its goroutine
+// past every recover: its attempt fails, saying so, and the node goes on running jobs.
+func TestHandlerGoexitFailsTheAttempt(t *testing.T) {
+	b := setup(t, func(ctx context.Context, j *Job[testArgs]) error {
+		if j.Args.N == 0 {
+			runtime.Goexit()
+		}
+		return nil
+	}, nil)
+	job := b.insert(t, testArgs{}, nil)
+	b.event(t, EventJobFailed)
+	row := b.get(t, job.ID)
+	if row.State != StateRetryable || len(row.Errors) != 1 || !strings.Contains(row.Errors[0].Error, "runtime.Goexit") {
+		t.Fatalf("state %s errors %+v, want a failed attempt naming runtime.Goexit", row.State, row.Errors)
+	}
+	b.insert(t, testArgs{N: 1}, nil)
+	b.event(t, EventJobCompleted)
 }
