@@ -69,3 +69,50 @@ func TestCancelWorkflowDoesNotReleaseBatchCallback(t *testing.T) {
 		t.Errorf("callback is %s after CancelWorkflow, want cancelled", cb.State)
 	}
 }
+
+// joinsOnCancel is a store whose first Cancel runs join first: a producer adding to a batch
+// between CancelWorkflow's listing of the steps and its cancel of the callback.
+type joinsOnCancel struct {
+	*sqlite.Store
+	join func()
+}
+
+func (s *joinsOnCancel) Cancel(ctx context.Context, id int64) (*store.JobRow, error) {
+	if s.join != nil {
+		join := s.join
+		s.join = nil
+		join()
+	}
+	return s.Store.Cancel(ctx, id)
+}
+
+// A job added to a batch while CancelWorkflow cancels it is cancelled too: once the callback
+// is, no job can join, and the steps are listed again until none is left running.
+func TestCancelWorkflowTakesAJobAddedMeanwhile(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rota.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	js := &joinsOnCancel{Store: st}
+	c := rota.NewClient(js, nil)
+	b, err := c.InsertBatch(t.Context(), rota.NewBatch(batchDone{}, nil).Add(batchJob{N: 1}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []rota.InsertResult
+	js.join = func() {
+		if added, err = c.AddToBatch(t.Context(), b.Callback.ID, rota.InsertManyParams{Args: batchJob{N: 2}}); err != nil {
+			t.Errorf("add to the batch: %v", err)
+		}
+	}
+	if _, err := c.CancelWorkflow(t.Context(), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(added) != 1 {
+		t.Fatalf("added %d jobs, want 1", len(added))
+	}
+	if row := mustGet(t, c, added[0].Job.ID); row.State != rota.StateCancelled {
+		t.Errorf("the job added while the batch was cancelled is %s, want cancelled", row.State)
+	}
+}

@@ -238,8 +238,8 @@ func (c *Client) Workflows(ctx context.Context, p WorkflowListParams) ([]Workflo
 }
 
 // CancelWorkflow cancels every step of workflow id that has not ended: waiting ones end
-// cancelled at once, running ones through their context. It returns the steps as Cancel left
-// them.
+// cancelled at once, running ones through their context, jobs added to a batch while it runs
+// too. It returns the steps as Cancel left them.
 func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, error) {
 	if !store.Storable(id) {
 		return nil, fmt.Errorf("rota: cancel workflow %q: %w", id, store.ErrNotFound)
@@ -252,17 +252,31 @@ func (c *Client) CancelWorkflow(ctx context.Context, id string) ([]*JobRow, erro
 		return nil, fmt.Errorf("rota: cancel workflow %s: %w", id, store.ErrNotFound)
 	}
 	var out []*JobRow
-	for _, s := range cancelOrder(steps) {
-		if s.State.Final() {
-			continue
+	asked := make(map[int64]bool)
+	for {
+		cancelled := 0
+		for _, s := range cancelOrder(steps) {
+			if s.State.Final() || asked[s.ID] {
+				continue
+			}
+			asked[s.ID] = true
+			row, err := c.Cancel(ctx, s.ID)
+			if err != nil {
+				return out, fmt.Errorf("rota: cancel workflow %s: %w", id, err)
+			}
+			out = append(out, row)
+			cancelled++
 		}
-		row, err := c.Cancel(ctx, s.ID)
-		if err != nil {
-			return out, fmt.Errorf("rota: cancel workflow %s: %w", id, err)
+		if cancelled == 0 {
+			return out, nil
 		}
-		out = append(out, row)
+		// A job may have joined a batch between the listing and its callback's cancel: the
+		// steps are listed again until a listing shows none left to cancel. Once the callback
+		// is cancelled nothing can join, so the second listing is nearly always the last.
+		if steps, err = c.workflowSteps(ctx, id); err != nil {
+			return out, err
+		}
 	}
-	return out, nil
 }
 
 // cancelOrder returns steps with each one before the steps it waits for, latest first where that
