@@ -327,6 +327,9 @@ func (n *Node) Start(ctx context.Context) error {
 	n.goBackground(func() { n.completer.Run(bgCtx, n.drainDone); close(n.compDone) })
 	n.goBackground(func() { n.heartbeat(bgCtx) })
 	n.startedAt = n.clock.Now()
+	// A process before this one may have run under the same id (a --node-id kept across a
+	// restart) and left jobs running: the first heartbeats look for them (see strays).
+	n.strays.lost.Store(1)
 	n.goBackground(func() { n.elector.Run(bgCtx) })
 	n.runSingletons(bgCtx)
 	services := n.services()

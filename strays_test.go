@@ -3,10 +3,13 @@ package rota
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/rotahq/rota/store"
 	"github.com/rotahq/rota/store/sqlite"
@@ -150,4 +153,56 @@ func TestJobWhoseOutcomeIsBeingWrittenIsNoStray(t *testing.T) {
 			t.Fatalf("job %d, whose outcome was being written, was handed back as a stray: %+v", job.ID, st.outcomes)
 		}
 	}
+}
+
+// A job that a process which ran before this one under the same node id left running (it died;
+// the id was kept across the restart) is not this node's to run, and the heartbeat would renew
+// it for as long as the node has work. The node notices it at its first heartbeats and ends the
+// attempt as a rescue would, failed: the attempt ran, and may be what killed that process.
+func TestJobLeftByAnEarlierProcessOfTheNodeIsRetried(t *testing.T) {
+	ran := make(chan *Job[testArgs], 1)
+	release := make(chan struct{})
+	defer close(release)
+	var job *JobRow
+	b := setupWith(t, func(_ context.Context, j *Job[testArgs]) error {
+		ran <- j
+		return nil
+	}, func(c *Config) {
+		AddWorker(c.Workers, WorkFunc[longArgs](func(ctx context.Context, j *Job[longArgs]) error {
+			<-release
+			return nil
+		}), &WorkerOptions{Timeout: -1})
+	}, func(n *Node) {
+		ctx := context.Background()
+		if _, err := n.Client().Insert(ctx, testArgs{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The node's own work, all along: it heartbeats.
+		if _, err := n.Client().Insert(ctx, longArgs{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := n.cfg.Store.Claim(ctx, store.ClaimParams{Queue: QueueDefault, Kinds: []string{"test"}, Max: 1,
+			Owner: n.cfg.ID, LeaseFor: JobLeaseDefault})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("the earlier process's claim: %d jobs, %v", len(got), err)
+		}
+		job = got[0]
+		n.clock.(*clockwork.FakeClock).Advance(time.Second) // it died; this one starts a second later
+	})
+	for range 6 {
+		b.clock.Advance(JobLeaseDefault / 3)
+		select {
+		case j := <-ran:
+			if j.ID != job.ID || j.Attempt != 2 {
+				t.Fatalf("ran job %d attempt %d, want job %d attempt 2 (the earlier process's counts)", j.ID, j.Attempt, job.ID)
+			}
+			if len(j.Errors) != 1 || !strings.Contains(j.Errors[0].Error, "restarted") {
+				t.Fatalf("errors %+v, want the earlier attempt's, saying the node restarted", j.Errors)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	row := b.get(t, job.ID)
+	t.Fatalf("job %d is still %s under %q: it runs nowhere", row.ID, row.State, row.Owner)
 }
