@@ -18,7 +18,7 @@ import (
 func (s *Store) Get(ctx context.Context, id int64) (*store.JobRow, error) {
 	j, err := s.get(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: get %d: %w", id, err)
+		return nil, fmt.Errorf("postgres: get %d: %w", id, unavailable(err))
 	}
 	return j, nil
 }
@@ -37,7 +37,7 @@ func (s *Store) get(ctx context.Context, id int64) (*store.JobRow, error) {
 // costs the rows walked until it fills.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, error) {
 	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("postgres: list: %w", err)
+		return nil, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	var where []string
 	var args []any
@@ -85,11 +85,11 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]*store.JobRow, 
 	q += " ORDER BY " + order + " LIMIT " + arg(limit)
 	rs, err := s.pool.Query(ctx, s.sql(q), args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list: %w", err)
+		return nil, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	jobs, err := scanJobs(rs)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list: %w", err)
+		return nil, fmt.Errorf("postgres: list: %w", unavailable(err))
 	}
 	return jobs, nil
 }
@@ -111,7 +111,7 @@ SELECT ` + jobColumns + ` FROM cancelled`
 func (s *Store) Cancel(ctx context.Context, id int64) (*store.JobRow, error) {
 	j, err := s.changeOrGet(ctx, s.sql(cancelSQL), id)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: cancel %d: %w", id, err)
+		return nil, fmt.Errorf("postgres: cancel %d: %w", id, unavailable(err))
 	}
 	return j, nil
 }
@@ -135,7 +135,7 @@ func (s *Store) Retry(ctx context.Context, id int64) (*store.JobRow, error) {
 		err = store.ErrJobRunning
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: retry %d: %w", id, err)
+		return nil, fmt.Errorf("postgres: retry %d: %w", id, unavailable(err))
 	}
 	return j, nil
 }
@@ -177,7 +177,7 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 		err := s.pool.SendBatch(ctx, b).Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("postgres: delete %d: %w", id, err)
+			return fmt.Errorf("postgres: delete %d: %w", id, unavailable(err))
 		case deleted:
 			if parked {
 				s.afterParked(ctx, "delete")
@@ -209,7 +209,7 @@ func (s *Store) Prune(ctx context.Context, p store.PruneParams) (int, error) {
 			LIMIT $3
 			FOR UPDATE SKIP LOCKED)`), p.Before, states, limit)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: prune: %w", err)
+		return 0, fmt.Errorf("postgres: prune: %w", unavailable(err))
 	}
 	return int(tag.RowsAffected()), nil
 }
@@ -230,7 +230,7 @@ func (s *Store) QueueLoad(ctx context.Context, queue string) (store.QueueStats, 
 		return scanOne(rs, &available, &running, &qs.Paused)
 	})
 	if err != nil {
-		return qs, fmt.Errorf("postgres: queue load %s: %w", queue, err)
+		return qs, fmt.Errorf("postgres: queue load %s: %w", queue, unavailable(err))
 	}
 	qs.Counts[store.StateAvailable], qs.Counts[store.StateRunning] = available, running
 	return qs, nil
@@ -244,7 +244,7 @@ func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 		UNION ALL
 		SELECT name, NULL, 0, NULL FROM {schema}.queues WHERE paused`))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: queue stats: %w", err)
+		return nil, fmt.Errorf("postgres: queue stats: %w", unavailable(err))
 	}
 	defer rs.Close()
 	byQueue := make(map[string]*store.QueueStats)
@@ -256,7 +256,7 @@ func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 			oldest *time.Time
 		)
 		if err := rs.Scan(&queue, &state, &count, &oldest); err != nil {
-			return nil, fmt.Errorf("postgres: queue stats: %w", err)
+			return nil, fmt.Errorf("postgres: queue stats: %w", unavailable(err))
 		}
 		qs := byQueue[queue]
 		if qs == nil {
@@ -278,7 +278,7 @@ func (s *Store) QueueStats(ctx context.Context) ([]store.QueueStats, error) {
 		}
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: queue stats: %w", err)
+		return nil, fmt.Errorf("postgres: queue stats: %w", unavailable(err))
 	}
 	stats := make([]store.QueueStats, 0, len(byQueue))
 	for _, qs := range byQueue {
@@ -294,7 +294,7 @@ func (s *Store) PauseQueue(ctx context.Context, queue string) error {
 		INSERT INTO {schema}.queues (name, paused, updated_at) VALUES ($2, true, {now})
 		ON CONFLICT (name) DO UPDATE SET paused = true, updated_at = excluded.updated_at`), s.now(), queue)
 	if err != nil {
-		return fmt.Errorf("postgres: pause %q: %w", queue, err)
+		return fmt.Errorf("postgres: pause %q: %w", queue, unavailable(err))
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
 			RETURNING pg_notify({insert_channel}, name)::text AS notified)
 		SELECT count(*) FROM resumed`), s.now(), queue)
 	if err != nil {
-		return fmt.Errorf("postgres: resume %q: %w", queue, err)
+		return fmt.Errorf("postgres: resume %q: %w", queue, unavailable(err))
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]*store.JobRow
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: claim: %w", err)
+		return nil, fmt.Errorf("postgres: claim: %w", unavailable(err))
 	}
 	// UPDATE ... RETURNING does not keep the order picked took them in.
 	claimorder.Sort(jobs)
@@ -162,19 +162,19 @@ SELECT id FROM extended WHERE cancel_requested ORDER BY id`
 func (s *Store) Heartbeat(ctx context.Context, owner string, leaseFor time.Duration) ([]int64, error) {
 	rs, err := s.pool.Query(ctx, s.sql(heartbeatSQL), s.now(), owner, leaseFor.Microseconds())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: heartbeat: %w", err)
+		return nil, fmt.Errorf("postgres: heartbeat: %w", unavailable(err))
 	}
 	defer rs.Close()
 	var cancel []int64
 	for rs.Next() {
 		var id int64
 		if err := rs.Scan(&id); err != nil {
-			return nil, fmt.Errorf("postgres: heartbeat: %w", err)
+			return nil, fmt.Errorf("postgres: heartbeat: %w", unavailable(err))
 		}
 		cancel = append(cancel, id)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: heartbeat: %w", err)
+		return nil, fmt.Errorf("postgres: heartbeat: %w", unavailable(err))
 	}
 	return cancel, nil
 }
@@ -255,7 +255,7 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: rescue: %w", err)
+		return nil, fmt.Errorf("postgres: rescue: %w", unavailable(err))
 	}
 	return jobs, nil
 }

@@ -82,7 +82,7 @@ func durationSQL(attemptedAt string) string {
 // outcome.Rounds).
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) ([]bool, error) {
 	if err := outcome.Validate(outcomes); err != nil {
-		return nil, fmt.Errorf("postgres: complete: %w", err)
+		return nil, fmt.Errorf("postgres: complete: %w", unavailable(err))
 	}
 	applied := make([]bool, len(outcomes))
 	for _, round := range outcome.Rounds(outcomes) {

@@ -90,7 +90,7 @@ func (s *Store) InsertTx(ctx context.Context, tx any, params []store.InsertParam
 	}
 	res, err := s.insert(ctx, q, params)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: insert: %w", err)
+		return nil, fmt.Errorf("postgres: insert: %w", unavailable(err))
 	}
 	return res, nil
 }

@@ -51,7 +51,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, owner string, ttl time.D
 			continue
 		}
 		if err != nil {
-			return store.Lease{}, false, fmt.Errorf("postgres: acquire lease %q: %w", name, err)
+			return store.Lease{}, false, fmt.Errorf("postgres: acquire lease %q: %w", name, unavailable(err))
 		}
 		return l, held, nil
 	}
@@ -64,7 +64,7 @@ func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
 	_, err := s.pool.Exec(ctx, s.sql(`UPDATE {schema}.leases SET owner = '', expires_at = {now}
 		WHERE name = $2 AND owner = $3`), s.now(), name, owner)
 	if err != nil {
-		return fmt.Errorf("postgres: release lease %q: %w", name, err)
+		return fmt.Errorf("postgres: release lease %q: %w", name, unavailable(err))
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (s *Store) GetLease(ctx context.Context, name string) (store.Lease, error) 
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.Lease{}, fmt.Errorf("postgres: get lease %q: %w", name, err)
+		return store.Lease{}, fmt.Errorf("postgres: get lease %q: %w", name, unavailable(err))
 	}
 	return l, nil
 }
@@ -101,7 +101,7 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 			started_at = excluded.started_at, last_seen = excluded.last_seen, register_every = excluded.register_every`),
 		s.now(), n.ID, n.Host, n.PID, n.Version, queues, n.StartedAt, kinds, int64(n.RegisterEvery))
 	if err != nil {
-		return fmt.Errorf("postgres: register node %q: %w", n.ID, err)
+		return fmt.Errorf("postgres: register node %q: %w", n.ID, unavailable(err))
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every
 		FROM {schema}.nodes ORDER BY last_seen DESC, id`))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list nodes: %w", err)
+		return nil, fmt.Errorf("postgres: list nodes: %w", unavailable(err))
 	}
 	nodes, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (store.NodeInfo, error) {
 		var n store.NodeInfo
@@ -127,7 +127,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 		return n, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list nodes: %w", err)
+		return nil, fmt.Errorf("postgres: list nodes: %w", unavailable(err))
 	}
 	return nodes, nil
 }
@@ -135,7 +135,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 // DeregisterNode removes a node that stopped cleanly.
 func (s *Store) DeregisterNode(ctx context.Context, id string) error {
 	if _, err := s.pool.Exec(ctx, s.sql(`DELETE FROM {schema}.nodes WHERE id = $1`), id); err != nil {
-		return fmt.Errorf("postgres: deregister node %q: %w", id, err)
+		return fmt.Errorf("postgres: deregister node %q: %w", id, unavailable(err))
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (s *Store) DeregisterNode(ctx context.Context, id string) error {
 func (s *Store) PruneNodes(ctx context.Context, before time.Time) (int, error) {
 	tag, err := s.pool.Exec(ctx, s.sql(`DELETE FROM {schema}.nodes WHERE last_seen < $1`), before)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: prune nodes: %w", err)
+		return 0, fmt.Errorf("postgres: prune nodes: %w", unavailable(err))
 	}
 	return int(tag.RowsAffected()), nil
 }
@@ -153,7 +153,7 @@ func (s *Store) PruneNodes(ctx context.Context, before time.Time) (int, error) {
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	var now time.Time
 	if err := s.pool.QueryRow(ctx, s.sql(`SELECT {now}`), s.now()).Scan(&now); err != nil {
-		return time.Time{}, fmt.Errorf("postgres: now: %w", err)
+		return time.Time{}, fmt.Errorf("postgres: now: %w", unavailable(err))
 	}
 	return now, nil
 }

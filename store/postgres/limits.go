@@ -25,7 +25,7 @@ ON CONFLICT (scope, name) DO UPDATE SET max_running = excluded.max_running,
 // for it before it touches the starts that claim may be writing.
 func (s *Store) SetLimit(ctx context.Context, l store.Limit) error {
 	if err := l.Validate(); err != nil {
-		return fmt.Errorf("postgres: set limit: %w", err)
+		return fmt.Errorf("postgres: set limit: %w", unavailable(err))
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -41,7 +41,7 @@ func (s *Store) SetLimit(ctx context.Context, l store.Limit) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: set limit: %w", err)
+		return fmt.Errorf("postgres: set limit: %w", unavailable(err))
 	}
 	return nil
 }
@@ -52,7 +52,7 @@ func (s *Store) ListLimits(ctx context.Context) ([]store.Limit, error) {
 	rs, err := s.pool.Query(ctx, s.sql(`SELECT scope, name, max_running, rate, period FROM {schema}.limits
 		ORDER BY scope COLLATE "C", name COLLATE "C"`))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list limits: %w", err)
+		return nil, fmt.Errorf("postgres: list limits: %w", unavailable(err))
 	}
 	defer rs.Close()
 	var out []store.Limit
@@ -60,13 +60,13 @@ func (s *Store) ListLimits(ctx context.Context) ([]store.Limit, error) {
 		var l store.Limit
 		var period int64
 		if err := rs.Scan(&l.Scope, &l.Name, &l.MaxRunning, &l.Rate, &period); err != nil {
-			return nil, fmt.Errorf("postgres: list limits: %w", err)
+			return nil, fmt.Errorf("postgres: list limits: %w", unavailable(err))
 		}
 		l.Period = time.Duration(period) * time.Microsecond
 		out = append(out, l)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: list limits: %w", err)
+		return nil, fmt.Errorf("postgres: list limits: %w", unavailable(err))
 	}
 	return out, nil
 }
@@ -188,11 +188,11 @@ func (s *Store) claimLimited(ctx context.Context, p store.ClaimParams) ([]*store
 func (s *Store) LimitUsage(ctx context.Context, queue, kind string) ([]store.LimitUsage, error) {
 	rs, err := s.pool.Query(ctx, s.sql(limitUsageSQL+` ORDER BY l.scope DESC`), s.now(), queue, []string{kind})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: limit usage: %w", err)
+		return nil, fmt.Errorf("postgres: limit usage: %w", unavailable(err))
 	}
 	out, err := scanUsage(rs)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: limit usage: %w", err)
+		return nil, fmt.Errorf("postgres: limit usage: %w", unavailable(err))
 	}
 	return out, nil
 }

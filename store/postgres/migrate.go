@@ -34,7 +34,7 @@ func latestVersion() int { return migrations.Latest() }
 func (s *Store) migrationsAfter(version int) ([]Migration, error) {
 	pending, err := migrations.After(version)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: schema %s: %w", s.cfg.schema, err)
+		return nil, fmt.Errorf("postgres: schema %s: %w", s.cfg.schema, unavailable(err))
 	}
 	out := make([]Migration, len(pending))
 	for i, m := range pending {
@@ -53,7 +53,7 @@ type queryRower interface {
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	v, err := s.schemaVersion(ctx, s.pool)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: schema version: %w", err)
+		return 0, fmt.Errorf("postgres: schema version: %w", unavailable(err))
 	}
 	return v, nil
 }
@@ -133,7 +133,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if errors.Is(err, store.ErrSchemaTooNew) {
 			return err
 		}
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return fmt.Errorf("postgres: migrate: %w", unavailable(err))
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func migrateLockKey(schema string) int64 {
 func (s *Store) Identity(ctx context.Context) (string, error) {
 	var id string
 	if err := s.pool.QueryRow(ctx, s.sql(`SELECT identity FROM {schema}.meta`)).Scan(&id); err != nil {
-		return "", fmt.Errorf("postgres: identity: %w", err)
+		return "", fmt.Errorf("postgres: identity: %w", unavailable(err))
 	}
 	return id, nil
 }

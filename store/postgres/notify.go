@@ -62,7 +62,7 @@ func channelName(schema, topic string) string {
 func (s *Store) Subscribe(ctx context.Context) (<-chan store.Notification, error) {
 	ch, err := s.listener.Subscribe(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: subscribe: %w", err)
+		return nil, fmt.Errorf("postgres: subscribe: %w", unavailable(err))
 	}
 	return ch, nil
 }

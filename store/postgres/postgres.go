@@ -162,14 +162,14 @@ const PoolMaxConnsDefault = 16
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	poolCfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		poolCfg.MaxConns = max(poolCfg.MaxConns, PoolMaxConnsDefault)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, fmt.Errorf("postgres: open: %w", unavailable(err))
 	}
 	s, err := New(pool, opts...)
 	if err != nil {

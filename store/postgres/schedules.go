@@ -97,7 +97,7 @@ func (s *Store) UpsertSchedule(ctx context.Context, sc store.Schedule) (store.Sc
 		return fmt.Errorf("still contended after %d rounds", upsertRounds)
 	})
 	if err != nil {
-		return store.Schedule{}, fmt.Errorf("postgres: upsert schedule %s: %w", sc.Name, err)
+		return store.Schedule{}, fmt.Errorf("postgres: upsert schedule %s: %w", sc.Name, unavailable(err))
 	}
 	return out, nil
 }
@@ -133,14 +133,14 @@ func (s *Store) cancelPlanned(ctx context.Context, tx pgx.Tx, name, why string) 
 func (s *Store) GetSchedule(ctx context.Context, name string) (store.Schedule, error) {
 	rs, err := s.pool.Query(ctx, s.sql(`SELECT `+scheduleColumns+` FROM {schema}.schedules WHERE name = $1`), name)
 	if err != nil {
-		return store.Schedule{}, fmt.Errorf("postgres: get schedule %s: %w", name, err)
+		return store.Schedule{}, fmt.Errorf("postgres: get schedule %s: %w", name, unavailable(err))
 	}
 	got, err := scanSchedules(rs)
 	if err == nil && len(got) == 0 {
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.Schedule{}, fmt.Errorf("postgres: get schedule %s: %w", name, err)
+		return store.Schedule{}, fmt.Errorf("postgres: get schedule %s: %w", name, unavailable(err))
 	}
 	return got[0], nil
 }
@@ -150,11 +150,11 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (store.Schedule, e
 func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 	rs, err := s.pool.Query(ctx, s.sql(`SELECT `+scheduleColumns+` FROM {schema}.schedules ORDER BY name COLLATE "C"`))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list schedules: %w", err)
+		return nil, fmt.Errorf("postgres: list schedules: %w", unavailable(err))
 	}
 	got, err := scanSchedules(rs)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list schedules: %w", err)
+		return nil, fmt.Errorf("postgres: list schedules: %w", unavailable(err))
 	}
 	return got, nil
 }
@@ -173,7 +173,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 		return s.cancelPlanned(ctx, tx, name, store.ScheduleRemovedError(name))
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: delete schedule %s: %w", name, err)
+		return fmt.Errorf("postgres: delete schedule %s: %w", name, unavailable(err))
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool)
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: pause schedule %s: %w", name, err)
+		return fmt.Errorf("postgres: pause schedule %s: %w", name, unavailable(err))
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, name string, paused bool)
 // every insert takes, unique keys and notifications included.
 func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Time, jobs []store.InsertParams) (bool, error) {
 	if err := plancheck.Check(name, jobs); err != nil {
-		return false, fmt.Errorf("postgres: plan schedule %s: %w", name, err)
+		return false, fmt.Errorf("postgres: plan schedule %s: %w", name, unavailable(err))
 	}
 	var planned bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -214,7 +214,7 @@ func (s *Store) PlanSchedule(ctx context.Context, name string, from, to time.Tim
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("postgres: plan schedule %s: %w", name, err)
+		return false, fmt.Errorf("postgres: plan schedule %s: %w", name, unavailable(err))
 	}
 	return planned, nil
 }

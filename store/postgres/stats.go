@@ -51,7 +51,7 @@ func (s *Store) AddStats(ctx context.Context, rows []store.Stats) error {
 	}
 	if _, err := s.pool.Exec(ctx, s.sql(addStatsSQL), minutes, nodes, queues, kinds,
 		completed, failed, discarded, cancelled, latency, duration); err != nil {
-		return fmt.Errorf("postgres: add stats: %w", err)
+		return fmt.Errorf("postgres: add stats: %w", unavailable(err))
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func (s *Store) Stats(ctx context.Context, since time.Time) ([]store.Stats, erro
 	rs, err := s.pool.Query(ctx, s.sql(`SELECT minute, node, queue, kind, completed, failed, discarded, cancelled, latency, duration
 		FROM {schema}.stats WHERE minute >= $1`), since)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: stats: %w", err)
+		return nil, fmt.Errorf("postgres: stats: %w", unavailable(err))
 	}
 	out, err := pgx.CollectRows(rs, func(row pgx.CollectableRow) (store.Stats, error) {
 		var r store.Stats
@@ -85,7 +85,7 @@ func (s *Store) Stats(ctx context.Context, since time.Time) ([]store.Stats, erro
 		return r, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: stats: %w", err)
+		return nil, fmt.Errorf("postgres: stats: %w", unavailable(err))
 	}
 	return out, nil
 }
@@ -94,7 +94,7 @@ func (s *Store) Stats(ctx context.Context, since time.Time) ([]store.Stats, erro
 func (s *Store) PruneStats(ctx context.Context, before time.Time) (int, error) {
 	tag, err := s.pool.Exec(ctx, s.sql(`DELETE FROM {schema}.stats WHERE minute < $1`), before)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: prune stats: %w", err)
+		return 0, fmt.Errorf("postgres: prune stats: %w", unavailable(err))
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -13,7 +13,7 @@ import (
 
 // unavailable marks err with store.ErrUnavailable when it is the server's trouble and may pass: a
 // connection that could not be made or was lost, a full disk, a server shutting down or in
-// recovery, a read-only transaction (a standby). Callers answer 503 then, not 500.
+// recovery, a read-only transaction (a standby), a lock or statement timeout, a deadlock. Callers answer 503 then, not 500.
 func unavailable(err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) {
 		return err
@@ -24,7 +24,11 @@ func unavailable(err error) error {
 		case pgErr.Code[:2] == "08", // connection exception
 			pgErr.Code[:2] == "53",                                              // insufficient resources: disk full, out of memory, too many connections
 			pgErr.Code == "25006",                                               // read_only_sql_transaction: a standby, or default_transaction_read_only
-			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutting down, cannot connect now
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutting down, cannot connect now
+			// Waits the server gave up: a lock held past lock_timeout, a statement past
+			// statement_timeout, a deadlock or serialization failure. Nothing was written and
+			// the same call may well succeed: SQLite's SQLITE_BUSY, not a refusal.
+			pgErr.Code == "55P03", pgErr.Code == "57014", pgErr.Code == "40P01", pgErr.Code == "40001":
 			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 		}
 		return err

@@ -44,7 +44,7 @@ func (s *Store) Tidy(ctx context.Context) error {
 	var dead, live int64
 	var owned bool
 	if err := s.pool.QueryRow(ctx, s.sql(deadRowsSQL)).Scan(&dead, &live, &owned); err != nil {
-		return fmt.Errorf("postgres: tidy: %w", err)
+		return fmt.Errorf("postgres: tidy: %w", unavailable(err))
 	}
 	if !owned {
 		s.vacuumRefused.Store(true)
@@ -57,7 +57,7 @@ func (s *Store) Tidy(ctx context.Context) error {
 	}
 	// VACUUM cannot run inside a transaction block or as a prepared statement.
 	if _, err := s.pool.Exec(ctx, s.sql(`VACUUM (SKIP_LOCKED) {schema}.jobs`), pgx.QueryExecModeSimpleProtocol); err != nil {
-		return fmt.Errorf("postgres: tidy: vacuum: %w", err)
+		return fmt.Errorf("postgres: tidy: vacuum: %w", unavailable(err))
 	}
 	return nil
 }

@@ -60,11 +60,11 @@ func (s *Store) Workflows(ctx context.Context, p store.WorkflowListParams) ([]st
 		rs, err = s.pool.Query(ctx, s.sql(strings.Replace(workflowPageSQL, "{before}", before, 1)), args...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: workflows: %w", err)
+		return nil, fmt.Errorf("postgres: workflows: %w", unavailable(err))
 	}
 	stats, err := scanWorkflows(rs)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: workflows: %w", err)
+		return nil, fmt.Errorf("postgres: workflows: %w", unavailable(err))
 	}
 	return stats, nil
 }
