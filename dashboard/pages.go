@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rotahq/rota"
 	"github.com/rotahq/rota/internal/attempts"
+	"github.com/rotahq/rota/internal/jsonenc"
 	"github.com/rotahq/rota/store"
 )
 
@@ -351,14 +351,6 @@ func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// pretty indents JSON for reading; what does not parse is shown as it is.
-func pretty(b []byte) string {
-	var out bytes.Buffer
-	if len(b) == 0 {
-		return ""
-	}
-	if json.Indent(&out, b, "", "  ") != nil {
-		return string(b)
-	}
-	return out.String()
-}
+// pretty indents JSON for reading; what does not parse, or would grow too large, is shown as
+// it is (jsonenc.Indent).
+func pretty(b []byte) string { return jsonenc.Indent(b, "") }

@@ -124,3 +124,21 @@ func TestJobsListRefusesNegativeAfter(t *testing.T) {
 	e.run("enqueue", "exec", "--", "true").ok(t)
 	e.run("jobs", "list", "--after", "-5").fails(t, "--after -5")
 }
+
+// Args nested deep are shown as they are, in a table and as JSON: indented, every level's
+// indent would be written on every line, and 10 KiB of args would print 10 MiB.
+func TestJobsShowDeeplyNestedArgs(t *testing.T) {
+	e := newEnv(t)
+	nest := strings.Repeat("[", 1000) + strings.Repeat("]", 1000)
+	args := `{"a":[` + strings.Repeat(nest+",", 4) + nest + `]}`
+	e.run("enqueue", "report", "--queue", "parked", "--args", args).ok(t)
+	for _, cmd := range [][]string{{"jobs", "show", "1"}, {"-o", "json", "jobs", "show", "1"}} {
+		out := e.run(cmd...).ok(t).stdout
+		if len(out) > 4*len(args)+64<<10 {
+			t.Errorf("%s printed %d bytes for %d bytes of args", strings.Join(cmd, " "), len(out), len(args))
+		}
+		if !strings.Contains(out, nest) {
+			t.Errorf("%s does not show the args as they are", strings.Join(cmd, " "))
+		}
+	}
+}

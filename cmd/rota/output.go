@@ -1,25 +1,27 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rotahq/rota/internal/jsonenc"
 )
 
 // jsonOutput reports whether -o json was asked for: scripts get JSON, people get tables.
 func (a *app) jsonOutput() bool { return a.output == "json" }
 
-// printJSON writes v as indented JSON, one value per command, so `| jq` works.
+// printJSON writes v as indented JSON, one value per command, so `| jq` works; on one line
+// when indenting would make it too large (jsonenc.Indent): args nested deep, say.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // a terminal or jq, not an HTML page
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonenc.Marshal(v) // a terminal or jq, not an HTML page: no HTML escapes
+	if err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	if _, err := fmt.Fprintln(a.stdout, jsonenc.Indent(b, "")); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil
@@ -38,14 +40,9 @@ func fmtTime(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05")
 }
 
-// prettyJSON indents raw JSON for reading, leaving it as it is when it is not valid.
-func prettyJSON(raw []byte, indent string) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, indent, "  "); err != nil {
-		return string(raw)
-	}
-	return buf.String()
-}
+// prettyJSON indents raw JSON for reading, leaving it as it is when it is not valid or would
+// grow too large (jsonenc.Indent).
+func prettyJSON(raw []byte, indent string) string { return jsonenc.Indent(raw, indent) }
 
 // oneLine returns the first line of s, cut to max runes, for a table cell.
 func oneLine(s string, max int) string {
