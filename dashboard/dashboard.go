@@ -173,6 +173,9 @@ func (d *Dashboard) signedIn(h http.HandlerFunc) http.Handler {
 		// Every form the dashboard posts is small: a body past formMaxBytes is refused when read,
 		// and a multipart one cannot spill files to disk.
 		r.Body = http.MaxBytesReader(w, r.Body, formMaxBytes)
+		// What a signed-in page shows (args, results, errors) often holds secrets: the browser
+		// keeps none of it, for its back button or its cache to show after sign-out.
+		w.Header().Set("Cache-Control", "no-store")
 		h(w, r)
 	})
 }

@@ -33,3 +33,24 @@ func TestJobPageShowsDeeplyNestedArgsAsTheyAre(t *testing.T) {
 		t.Fatalf("the page of a job with %d bytes of args is %d bytes", len(args), len(body))
 	}
 }
+
+// A signed-in page (a job's args and result, which often hold secrets) is not kept by the
+// browser: after sign-out its back button or cache shows nothing of it.
+func TestSignedInPagesAreNotCached(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	res, err := s.client.Insert(context.Background(), rota.RawArgs{KindName: "ok", JSON: []byte(`{"password":"x"}`)},
+		&rota.InsertOpts{Queue: "parked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(s.url + "/jobs/" + itoa(res.Job.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+		t.Fatalf("a job's page has Cache-Control %q, want no-store", got)
+	}
+}
