@@ -261,21 +261,13 @@ func (n *Node) end(ctx context.Context, e *execution, err error) {
 	if n.running[e.row.ID] == e {
 		delete(n.running, e.row.ID)
 	}
-	n.ending[e.row.ID] = e.row.Fence
 	n.mu.Unlock()
 	// The slot is free before the outcome is queued, so that the outcome's event, which the
 	// completer may emit at once, never comes before it: whoever reacts to a job's end (a wake-up
 	// for work inserted after it) finds its slot free.
 	e.freeSlot()
 	e.queue.released()
-	n.completer.Add(outcome, func(applied bool) {
-		n.mu.Lock()
-		if n.ending[e.row.ID] == e.row.Fence {
-			delete(n.ending, e.row.ID)
-		}
-		n.mu.Unlock()
-		n.recorded(e, outcome, applied)
-	})
+	n.completer.Add(outcome, func(applied bool) { n.recorded(e, outcome, applied) })
 	e.cancel(nil)
 	n.jobs.Done()
 }

@@ -135,10 +135,7 @@ type Node struct {
 
 	mu      sync.Mutex
 	running map[int64]*execution
-	// ending holds the jobs whose attempts ended and whose outcomes are not written yet: by id,
-	// the fence of their claims. The store still shows them running under this node.
-	ending map[int64]int64
-	strays strays
+	strays  strays
 
 	started     bool
 	stopOnce    sync.Once
@@ -206,7 +203,6 @@ func NewNode(cfg Config) (*Node, error) {
 		logger:      cfg.Logger.With("node", cfg.ID),
 		kinds:       cfg.Workers.Kinds(),
 		running:     map[int64]*execution{},
-		ending:      map[int64]int64{},
 		stopFetch:   make(chan struct{}),
 		idle:        make(chan *execution),
 		runnersDone: make(chan struct{}),

@@ -57,13 +57,17 @@ func (n *Node) handBackStrays(ctx context.Context) {
 	}
 	seen := make(map[int64]int64)
 	var back []*store.JobRow
+	var nowhere []*store.JobRow
 	n.mu.Lock()
 	for _, row := range held {
-		if e := n.running[row.ID]; e != nil && e.row.Fence == row.Fence {
-			continue
+		if e := n.running[row.ID]; e == nil || e.row.Fence != row.Fence {
+			nowhere = append(nowhere, row)
 		}
-		if fence, ok := n.ending[row.ID]; ok && fence == row.Fence {
-			continue
+	}
+	n.mu.Unlock()
+	for _, row := range nowhere {
+		if n.completer.Holds(row.ID, row.Fence) {
+			continue // ended here; its outcome is being written
 		}
 		if fence, ok := n.strays.seen[row.ID]; ok && fence == row.Fence {
 			back = append(back, row)
@@ -71,7 +75,6 @@ func (n *Node) handBackStrays(ctx context.Context) {
 		}
 		seen[row.ID] = row.Fence
 	}
-	n.mu.Unlock()
 	n.strays.seen = seen
 	if len(seen) == 0 && len(back) == 0 {
 		n.strays.lost.CompareAndSwap(lost, 0)

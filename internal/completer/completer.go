@@ -12,6 +12,7 @@ package completer
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,8 +77,13 @@ type Completer struct {
 	writing int
 	// inflight is how many writes are in flight, at most writesInFlight.
 	inflight int
-	wake     chan struct{}
+	// flying holds, for each write in flight, its outcomes' jobs and fences (see Holds).
+	flying [][]claim
+	wake   chan struct{}
 }
+
+// claim names the claim an outcome ends: its job and fence.
+type claim struct{ id, fence int64 }
 
 // New returns a Completer writing to s, which tells report of every failed write. Writes cut
 // short by the end of Run's context are not reported: what they carried is the rescuer's.
@@ -118,11 +124,11 @@ func (c *Completer) Run(ctx context.Context, drain <-chan struct{}) {
 		if ctx.Err() != nil {
 			return // what is pending is the rescuer's now
 		}
-		if batch, whole := c.take(); len(batch) > 0 {
+		if batch, claims, whole := c.take(); len(batch) > 0 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.write(ctx, batch, whole)
+				c.write(ctx, batch, claims, whole)
 				c.poke()
 			}()
 			continue
@@ -147,31 +153,58 @@ func (c *Completer) poke() {
 	}
 }
 
-// take hands over up to BatchMax pending outcomes, or none while writesInFlight writes are;
-// whole says they were all of them, so that the array they are in is the batch's alone.
-func (c *Completer) take() (batch []item, whole bool) {
+// take hands over up to BatchMax pending outcomes, or none while writesInFlight writes are, and
+// the claims they end (flying until write is done); whole says they were all of them, so that
+// the array they are in is the batch's alone.
+func (c *Completer) take() (batch []item, claims []claim, whole bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := min(len(c.pending), BatchMax)
 	if n == 0 || c.inflight == writesInFlight || c.inflight > 0 && n < BatchMax {
-		return nil, false
+		return nil, nil, false
 	}
 	c.inflight++
 	c.writing += n
 	if n == len(c.pending) {
-		batch = c.pending
+		batch, whole = c.pending, true
 		c.pending, c.spare = c.spare[:0], nil
-		return batch, true
+	} else {
+		batch = c.pending[:n:n]
+		c.pending = c.pending[n:]
 	}
-	batch = c.pending[:n:n]
-	c.pending = c.pending[n:]
-	return batch, false
+	claims = make([]claim, n)
+	for i, it := range batch {
+		claims[i] = claim{it.outcome.ID, it.outcome.Fence}
+	}
+	c.flying = append(c.flying, claims)
+	return batch, claims, whole
+}
+
+// Holds reports whether an outcome of job id's claim with fence is waiting or being written:
+// the job has ended on the node, and the store shows it running until the write is done.
+func (c *Completer) Holds(id, fence int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, it := range c.pending {
+		if it.outcome.ID == id && it.outcome.Fence == fence {
+			return true
+		}
+	}
+	for _, claims := range c.flying {
+		if slices.Contains(claims, claim{id, fence}) {
+			return true
+		}
+	}
+	return false
 }
 
 // write records batch, retrying until it is written or ctx ends, and then counts it out of
 // what is in flight. A batch that was all that was pending leaves its array as the spare.
-func (c *Completer) write(ctx context.Context, batch []item, whole bool) {
+func (c *Completer) write(ctx context.Context, batch []item, claims []claim, whole bool) {
 	c.writeBatch(ctx, batch)
+	c.mu.Lock()
+	c.flying = slices.DeleteFunc(c.flying, func(f []claim) bool { return &f[0] == &claims[0] })
+	c.mu.Unlock()
 	n := len(batch)
 	// Let go of the outcomes and callbacks (the jobs' rows): a part batch's region of its array
 	// is its own (take caps it), and the array lives on with the outcomes after it.

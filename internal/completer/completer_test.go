@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,6 +220,34 @@ func TestPendingCountsTheWriteInFlight(t *testing.T) {
 	<-written // job 1 does not exist: not applied, but written
 }
 
+// Holds names the outcomes waiting and those being written, by job and fence, and no others:
+// the node takes a job it holds as ended here, not as running nowhere.
+func TestHoldsWhatIsWaitingAndWhatIsBeingWritten(t *testing.T) {
+	st, _ := running(t, filepath.Join(t.TempDir(), "rota.db"), 0)
+	b := blocking{Store: st, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := New(b, clockwork.NewFakeClock(), logged(t))
+	written := make(chan bool, 1)
+	c.Add(store.Outcome{ID: 1, Fence: 1, State: store.StateCompleted}, func(ok bool) { written <- ok })
+	if !c.Holds(1, 1) || c.Holds(1, 2) || c.Holds(2, 1) {
+		t.Fatal("Holds does not name exactly the waiting outcome")
+	}
+	runCtx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go c.Run(runCtx, nil)
+	<-b.entered
+	if !c.Holds(1, 1) {
+		t.Fatal("Holds(1, 1) = false while its outcome is being written")
+	}
+	close(b.release)
+	<-written
+	for c.Pending() > 0 { // written, and the write's accounting done right after
+		runtime.Gosched()
+	}
+	if c.Holds(1, 1) {
+		t.Fatal("Holds(1, 1) = true once its outcome is written")
+	}
+}
+
 // firstBlocks holds its first Complete call until release is closed, as a store settling a
 // large fan-out's dependents holds the completion that released them; later calls go through.
 type firstBlocks struct {
@@ -281,18 +310,18 @@ func TestFullBatchDoesNotWaitForALongWrite(t *testing.T) {
 func TestSecondWriteTakesOnlyAWholeBatch(t *testing.T) {
 	c := New(nil, clockwork.NewFakeClock(), nil)
 	c.pending = make([]item, BatchMax-1)
-	if batch, _ := c.take(); len(batch) != BatchMax-1 {
+	if batch, _, _ := c.take(); len(batch) != BatchMax-1 {
 		t.Fatalf("the first write took %d outcomes, want %d", len(batch), BatchMax-1)
 	}
 	c.pending = make([]item, BatchMax-1)
-	if batch, _ := c.take(); len(batch) != 0 {
+	if batch, _, _ := c.take(); len(batch) != 0 {
 		t.Fatalf("with a write in flight, %d outcomes (less than a batch) were taken", len(batch))
 	}
 	c.pending = make([]item, BatchMax+5)
-	if batch, _ := c.take(); len(batch) != BatchMax {
+	if batch, _, _ := c.take(); len(batch) != BatchMax {
 		t.Fatalf("the second write took %d outcomes, want a whole batch of %d", len(batch), BatchMax)
 	}
-	if batch, _ := c.take(); len(batch) != 0 {
+	if batch, _, _ := c.take(); len(batch) != 0 {
 		t.Fatalf("a third write took %d outcomes while two were in flight", len(batch))
 	}
 	if n := c.Pending(); n != BatchMax-1+BatchMax+5 {
