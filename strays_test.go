@@ -35,6 +35,16 @@ type longArgs struct{}
 
 func (longArgs) Kind() string { return "long" }
 
+// addLong adds to c a worker of longArgs whose job closes started and runs until release is
+// closed: the node's own work, which keeps it heartbeating.
+func addLong(c *Config, started, release chan struct{}) {
+	AddWorker(c.Workers, WorkFunc[longArgs](func(ctx context.Context, j *Job[longArgs]) error {
+		close(started)
+		<-release
+		return nil
+	}), &WorkerOptions{Timeout: -1})
+}
+
 // A job taken by a claim whose answer was lost is not run by this node, and the node's
 // heartbeat, which renews every lease the store lists under its name, would keep it running
 // nowhere for as long as the node has other work. The node notices it at two heartbeats in a
@@ -50,11 +60,7 @@ func TestJobOfAClaimWhoseAnswerWasLostIsHandedBack(t *testing.T) {
 	}, func(c *Config) {
 		st = &lostClaimAnswer{Store: c.Store.(*sqlite.Store)}
 		c.Store = st
-		AddWorker(c.Workers, WorkFunc[longArgs](func(ctx context.Context, j *Job[longArgs]) error {
-			close(longStarted)
-			<-release
-			return nil
-		}), &WorkerOptions{Timeout: -1})
+		addLong(c, longStarted, release)
 	})
 	b.insert(t, longArgs{}, nil) // the node is busy with it all along: it heartbeats
 	recv(t, longStarted)
@@ -168,10 +174,7 @@ func TestJobLeftByAnEarlierProcessOfTheNodeIsRetried(t *testing.T) {
 		ran <- j
 		return nil
 	}, func(c *Config) {
-		AddWorker(c.Workers, WorkFunc[longArgs](func(ctx context.Context, j *Job[longArgs]) error {
-			<-release
-			return nil
-		}), &WorkerOptions{Timeout: -1})
+		addLong(c, make(chan struct{}), release)
 	}, func(n *Node) {
 		ctx := context.Background()
 		if _, err := n.Client().Insert(ctx, testArgs{}, nil); err != nil {

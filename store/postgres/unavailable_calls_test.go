@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jonboulle/clockwork"
 
@@ -27,12 +28,11 @@ func withParam(t *testing.T, name, value string) string {
 	return u.String()
 }
 
-// A completion that waits out the server's lock_timeout (another transaction holds the job's
-// row: an admin's UPDATE, a long settling, a DBA's VACUUM FULL…) failed for a reason of the
-// store's own that passes, as SQLITE_BUSY does on SQLite. It must say store.ErrUnavailable:
-// otherwise the completer takes it for a refusal of the outcome and, after two tries, writes
-// the outcome without the handler's result.
-func TestCompleteLockTimeoutIsUnavailable(t *testing.T) {
+// runningLocked opens a store whose sessions wait 100 ms for a lock (lock_timeout), claims a
+// job there, and returns it with its claim and a transaction holding its row, as an admin's
+// UPDATE, a long settling or a DBA's VACUUM FULL would.
+func runningLocked(t *testing.T) (*Store, *store.JobRow, []*store.JobRow, pgx.Tx) {
+	t.Helper()
 	schema := newSchema(t)
 	openSchema(t, schema, WithAutoMigrate())
 	s := openURL(t, withParam(t, "lock_timeout", "100ms"), schema)
@@ -41,16 +41,25 @@ func TestCompleteLockTimeoutIsUnavailable(t *testing.T) {
 	if len(c) != 1 {
 		t.Fatalf("claimed %d jobs", len(c))
 	}
-
-	// Another transaction holds the job's row.
 	tx, err := s.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
 	if _, err := tx.Exec(t.Context(), s.sql(`SELECT 1 FROM {schema}.jobs WHERE id = $1 FOR UPDATE`), j.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Complete(t.Context(), []store.Outcome{{ID: j.ID, Fence: c[0].Fence, State: store.StateCompleted}})
+	return s, j, c, tx
+}
+
+// A completion that waits out the server's lock_timeout (another transaction holds the job's
+// row: an admin's UPDATE, a long settling, a DBA's VACUUM FULL…) failed for a reason of the
+// store's own that passes, as SQLITE_BUSY does on SQLite. It must say store.ErrUnavailable:
+// otherwise the completer takes it for a refusal of the outcome and, after two tries, writes
+// the outcome without the handler's result.
+func TestCompleteLockTimeoutIsUnavailable(t *testing.T) {
+	s, j, c, tx := runningLocked(t)
+	_, err := s.Complete(t.Context(), []store.Outcome{{ID: j.ID, Fence: c[0].Fence, State: store.StateCompleted}})
 	tx.Rollback(context.Background())
 	if err == nil {
 		t.Fatal("Complete succeeded while the row was locked past lock_timeout")
@@ -63,19 +72,7 @@ func TestCompleteLockTimeoutIsUnavailable(t *testing.T) {
 // The same through the completer: a job's row held past three lock timeouts keeps its result,
 // written once the row is free.
 func TestCompleterKeepsResultThroughLockTimeouts(t *testing.T) {
-	schema := newSchema(t)
-	openSchema(t, schema, WithAutoMigrate())
-	s := openURL(t, withParam(t, "lock_timeout", "100ms"), schema)
-	j := mustInsert(t, s, job("k"))[0].Job
-	c := claimAll(t, s, "default")
-
-	tx, err := s.pool.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(t.Context(), s.sql(`SELECT 1 FROM {schema}.jobs WHERE id = $1 FOR UPDATE`), j.ID); err != nil {
-		t.Fatal(err)
-	}
+	s, j, c, tx := runningLocked(t)
 	failed := make(chan completer.Failure, 10)
 	comp := completer.New(s, clockwork.NewRealClock(), func(f completer.Failure) {
 		t.Logf("write failed, %s next: %v", f.Next, f.Err)
