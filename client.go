@@ -160,7 +160,8 @@ func (c *Client) checkBusy(ctx context.Context, jobs []InsertManyParams) error {
 		queue, kind := cmp.Or(j.Opts.Queue, QueueDefault), j.Args.Kind()
 		n, ok := waiting[queue]
 		if !ok {
-			load, err := c.QueueLoad(ctx, queue)
+			// The counts alone: what limits the queue is LimitUsage's, below.
+			load, err := c.queueCounts(ctx, queue)
 			if err != nil {
 				return fmt.Errorf("rota: insert: %w", err)
 			}

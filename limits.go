@@ -53,6 +53,24 @@ func (l QueueLoad) Saturated() bool { return l.MaxRunning > 0 && l.Running >= in
 // QueueLoad reports how many jobs of queue wait and run, and its limit, so a caller can skip
 // optional work while the workers are busy.
 func (c *Client) QueueLoad(ctx context.Context, queue string) (QueueLoad, error) {
+	load, err := c.queueCounts(ctx, queue)
+	if err != nil {
+		return load, err
+	}
+	limits, err := c.Limits(ctx)
+	if err != nil {
+		return load, err
+	}
+	for _, l := range limits {
+		if l.Scope == LimitQueue && l.Name == queue {
+			load.MaxRunning = l.MaxRunning
+		}
+	}
+	return load, nil
+}
+
+// queueCounts is QueueLoad without the limit: how many jobs of queue wait and run.
+func (c *Client) queueCounts(ctx context.Context, queue string) (QueueLoad, error) {
 	load := QueueLoad{Queue: queue}
 	var stats []store.QueueStats
 	if l, ok := c.store.(store.QueueLoader); ok {
@@ -70,15 +88,6 @@ func (c *Client) QueueLoad(ctx context.Context, queue string) (QueueLoad, error)
 	for _, s := range stats {
 		if s.Queue == queue {
 			load.Paused, load.Waiting, load.Running = s.Paused, s.Counts[store.StateAvailable], s.Counts[store.StateRunning]
-		}
-	}
-	limits, err := c.Limits(ctx)
-	if err != nil {
-		return load, err
-	}
-	for _, l := range limits {
-		if l.Scope == LimitQueue && l.Name == queue {
-			load.MaxRunning = l.MaxRunning
 		}
 	}
 	return load, nil

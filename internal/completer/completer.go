@@ -201,7 +201,7 @@ func (c *Completer) Holds(id, fence int64) bool {
 // write records batch, retrying until it is written or ctx ends, and then counts it out of
 // what is in flight. A batch that was all that was pending leaves its array as the spare.
 func (c *Completer) write(ctx context.Context, batch []item, claims []claim, whole bool) {
-	c.writeBatch(ctx, batch)
+	c.writeSome(ctx, batch, false, false)
 	c.mu.Lock()
 	c.flying = slices.DeleteFunc(c.flying, func(f []claim) bool { return &f[0] == &claims[0] })
 	c.mu.Unlock()
@@ -223,10 +223,6 @@ func (c *Completer) write(ctx context.Context, batch []item, claims []claim, who
 // outcome alone before it is written stripped. A store that is down (store.ErrUnavailable)
 // refuses nothing: it fails every write alike, and the same write is retried until it is back.
 const isolateAfter = 2
-
-func (c *Completer) writeBatch(ctx context.Context, batch []item) {
-	c.writeSome(ctx, batch, false, false)
-}
 
 // writeSome records batch, retrying until it is written or ctx ends. With handBack, a batch of
 // one outcome that the store still refuses after it was stripped is handed back instead (false),

@@ -30,33 +30,8 @@ for _, id in ipairs(rcall('ZRANGE', P .. 'w:' .. queue, '-inf', NOWS, 'BYSCORE',
 end
 flushIndex()
 
--- 3. Limits: what each allows now (store/internal/limitplan's arithmetic, which must run here,
--- atomically with the counting).
-local function readLimit(scope, name)
-  local spec = rcall('HGET', P .. 'lim', scope .. ':' .. name)
-  if not spec then return nil end
-  local mx, rate, per = string.match(spec, '^(%d+),(%d+),(%d+)$')
-  local u = {scope = scope, name = name, max = tonumber(mx), rate = tonumber(rate), period = tonumber(per), running = 0, started = 0}
-  if u.max > 0 then
-    if scope == 'queue' then
-      u.running = rcall('ZCARD', sqKey('running', name))
-    else
-      u.running = rcall('SCARD', P .. 'kr:' .. name)
-    end
-  end
-  if u.rate > 0 then
-    local key, edge = P .. 'rs:' .. scope .. ':' .. name, fmt(NOW - u.period)
-    local gone = 0
-    local old = rcall('ZRANGE', key, '-inf', edge, 'BYSCORE')
-    for _, m in ipairs(old) do gone = gone + tonumber(string.match(m, ':(%d+)$')) end
-    if #old > 0 then
-      rcall('ZREMRANGEBYSCORE', key, '-inf', edge)
-      rcall('HINCRBY', P .. 'rsum', scope .. ':' .. name, -gone)
-    end
-    u.started = tonumber(rcall('HGET', P .. 'rsum', scope .. ':' .. name) or '0')
-  end
-  return u
-end
+-- 3. Limits, read by the prelude's readLimit, and what each allows now (store/internal/
+-- limitplan's arithmetic, which must run here, atomically with the counting).
 local function allowance(u)
   local n = want
   if u.max > 0 then n = math.min(n, u.max - u.running) end
@@ -64,11 +39,11 @@ local function allowance(u)
   return math.max(n, 0)
 end
 local budget = want
-local ql = readLimit('queue', queue)
+local ql = readLimit('queue', queue, true)
 if ql then budget = math.min(budget, allowance(ql)) end
 local caps, kls = {}, {}
 for _, k in ipairs(kinds) do
-  local u = readLimit('kind', k)
+  local u = readLimit('kind', k, true)
   if u then
     kls[k] = u
     caps[k] = allowance(u)

@@ -897,6 +897,44 @@ local function finish()
   RELEASED = {}
 end
 
+-- readLimit is limit (scope, name) as the lim hash holds it ("max,rate,period_µs"), with what
+-- counts against it now: {scope, name, spec, max, rate, period, running, started}, or nil when
+-- there is none. Its starts are those of its window; with forget (a claim, which counts them
+-- to add its own) the ones that left it are removed too, and the sum kept beside them (rsum)
+-- moved down with them; a read without it writes nothing.
+local function readLimit(scope, name, forget)
+  local spec = rcall('HGET', P .. 'lim', scope .. ':' .. name)
+  if not spec then return nil end
+  local mx, rate, per = string.match(spec, '^(%d+),(%d+),(%d+)$')
+  local u = {scope = scope, name = name, spec = spec, max = tonumber(mx), rate = tonumber(rate),
+    period = tonumber(per), running = 0, started = 0}
+  if u.max > 0 then
+    if scope == 'queue' then
+      u.running = rcall('ZCARD', sqKey('running', name))
+    else
+      u.running = rcall('SCARD', P .. 'kr:' .. name)
+    end
+  end
+  if u.rate > 0 then
+    local key, edge = P .. 'rs:' .. scope .. ':' .. name, fmt(NOW - u.period)
+    if not forget then
+      for _, m in ipairs(rcall('ZRANGE', key, '(' .. edge, '+inf', 'BYSCORE')) do
+        u.started = u.started + tonumber(string.match(m, ':(%d+)$'))
+      end
+      return u
+    end
+    local gone = 0
+    local old = rcall('ZRANGE', key, '-inf', edge, 'BYSCORE')
+    for _, m in ipairs(old) do gone = gone + tonumber(string.match(m, ':(%d+)$')) end
+    if #old > 0 then
+      rcall('ZREMRANGEBYSCORE', key, '-inf', edge)
+      rcall('HINCRBY', P .. 'rsum', scope .. ':' .. name, -gone)
+    end
+    u.started = tonumber(rcall('HGET', P .. 'rsum', scope .. ':' .. name) or '0')
+  end
+  return u
+end
+
 -- PARKEDMARK heads the reply of a script whose finish() parked dependents: {PARKEDMARK, reply}
 -- (see parkedReply), which the Store reads as its call's reply and a settling left to do.
 local PARKEDMARK = '\0parked'
