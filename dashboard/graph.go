@@ -25,9 +25,13 @@ const (
 	labelMax = 20
 )
 
-// graphMax bounds the steps drawn: past it a graph is too dense to read, and the table says
+// graphMax bounds the steps drawn, and graphEdgesMax the dependencies among them: past either
+// a graph is too dense to read (and to lay out and send at every reload), and the table says
 // more.
-const graphMax = 500
+const (
+	graphMax      = 500
+	graphEdgesMax = 2000
+)
 
 // graph is a workflow laid out for drawing.
 type graph struct {

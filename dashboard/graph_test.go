@@ -164,9 +164,9 @@ func renderWorkflow(t *testing.T, steps []*store.JobRow) string {
 	for _, s := range steps {
 		counts[s.State]++
 	}
-	info := &rota.WorkflowInfo{WorkflowStats: store.WorkflowStats{ID: "w1", Counts: counts, CreatedAt: time.Now()}, Steps: steps}
+	stats := store.WorkflowStats{ID: "w1", Counts: counts, CreatedAt: time.Now()}
 	var buf bytes.Buffer
-	if err := pages["workflow"].Execute(&buf, workflowPage(info)); err != nil {
+	if err := pages["workflow"].Execute(&buf, workflowPage(stats, steps)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -240,14 +240,40 @@ func TestGraphEscapesStepNames(t *testing.T) {
 	}
 }
 
-// Past graphMax steps the page says so and shows the table only.
+// Past graphMax steps the page says so and shows the table only, of the steps it was given.
 func TestGraphMax(t *testing.T) {
 	var steps []*store.JobRow
 	for i := int64(1); i <= graphMax+1; i++ {
 		steps = append(steps, jobStep(i, "s-"+itoa(i), store.StateCompleted))
 	}
 	page := renderWorkflow(t, steps)
-	if strings.Contains(page, `<svg id="graph"`) || !strings.Contains(page, `id="graph-omitted"`) || strings.Count(page, `<tr data-step=`) != graphMax+1 {
+	if strings.Contains(page, `<svg id="graph"`) || !strings.Contains(page, `id="graph-omitted">501 steps are too many`) || strings.Count(page, `<tr data-step=`) != graphMax+1 {
 		t.Fatal("a workflow over graphMax steps is drawn, or its table is short")
+	}
+}
+
+// Few steps with more dependencies among them than graphEdgesMax are not drawn either: each
+// of 100 steps waiting for every one before it makes 4,950 edges to lay out and send. A row
+// names waitsShown of the jobs its step waits for and counts the rest.
+func TestGraphEdgesMaxAndWaitsShown(t *testing.T) {
+	var steps []*store.JobRow
+	for i := int64(1); i <= 100; i++ {
+		var deps []int64
+		for d := int64(1); d < i; d++ {
+			deps = append(deps, d)
+		}
+		steps = append(steps, jobStep(i, "s-"+itoa(i), store.StatePending, deps...))
+	}
+	page := renderWorkflow(t, steps)
+	if strings.Contains(page, `<svg id="graph"`) || !strings.Contains(page, `id="graph-omitted">4950 dependencies are too many`) {
+		t.Fatalf("100 steps with 4,950 dependencies among them are drawn:\n%.2000s", page)
+	}
+	last := page[strings.Index(page, `<tr data-step="s-100">`):]
+	last = last[:strings.Index(last, "</tr>")]
+	if n := strings.Count(last, `<a href="/jobs/`); n != 1+waitsShown || !strings.Contains(last, `<span class="legend more-waits">and 89 more</span>`) {
+		t.Errorf("the row of a step waiting for 99 names %d links, and says:\n%s", n, last)
+	}
+	if strings.Count(page, `more-waits`) != 100-1-waitsShown {
+		t.Errorf("%d rows count more waits, want %d", strings.Count(page, `more-waits`), 100-1-waitsShown)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,5 +112,94 @@ func TestWorkflowPages(t *testing.T) {
 	}
 	if code, _ := post(t, c, s.url+"/workflows/w-none/retry", nil, s.url); code != http.StatusNotFound {
 		t.Errorf("retry of an unknown workflow: %d", code)
+	}
+}
+
+// A workflow of more than graphMax steps is shown a page of steps at a time, in id order, with
+// links both ways that together cover every step once; the final step of its fan-in names
+// waitsShown of the steps it waits for and counts the rest.
+func TestLargeWorkflowPages(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	post(t, c, s.url+"/login", url.Values{"token": {token}}, "")
+	const fan = graphMax + 50
+	parked := &rota.InsertOpts{Queue: "parked"} // no node serves it: the steps stay as inserted
+	wf := rota.NewWorkflow()
+	wf.Add("root", okArgs{}, parked)
+	names := make([]string, fan)
+	for i := range names {
+		names[i] = "s" + itoa(int64(i))
+		wf.Add(names[i], okArgs{}, parked).After("root")
+	}
+	wf.Add("final", okArgs{}, parked).After(names...)
+	res, err := s.client.InsertWorkflow(context.Background(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, st := range res.Steps {
+		want = append(want, st.ID)
+	}
+	slices.Sort(want)
+
+	row := regexp.MustCompile(`<tr data-step="[^"]*">\s*<td>[^<]*</td><td class="num"><a href="/jobs/(\d+)">`)
+	link := func(body, id string) string {
+		m := regexp.MustCompile(`<a href="([^"]+)" id="` + id + `">`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	type page struct {
+		ids        []int64
+		prev, next string
+	}
+	read := func(path string) page {
+		t.Helper()
+		code, _, body := get(t, c, s.url+path)
+		if code != http.StatusOK || !strings.Contains(body, `id="workflow-counts">`+itoa(int64(len(want)))+`:`) ||
+			!strings.Contains(body, `id="graph-omitted">`+itoa(int64(len(want)))+` steps are too many`) {
+			t.Fatalf("%s: %d, no count of every step or no word on the graph:\n%.3000s", path, code, body)
+		}
+		var p page
+		for _, m := range row.FindAllStringSubmatch(body, -1) {
+			id, _ := strconv.ParseInt(m[1], 10, 64)
+			p.ids = append(p.ids, id)
+		}
+		if len(p.ids) == 0 || len(p.ids) > stepsPageSize || !slices.IsSorted(p.ids) {
+			t.Fatalf("%s shows steps %v", path, p.ids)
+		}
+		if slices.Contains(p.ids, res.Steps["final"].ID) && !strings.Contains(body, `and `+itoa(fan-waitsShown)+` more</span>`) {
+			t.Errorf("the final step's row does not count the steps it waits for past %d", waitsShown)
+		}
+		p.prev, p.next = link(body, "prev"), link(body, "next")
+		return p
+	}
+
+	var pages []page
+	for p, path := (page{}), "/workflows/"+res.ID; path != ""; path = p.next {
+		p = read(path)
+		pages = append(pages, p)
+		if len(pages) > len(want) {
+			t.Fatal("the later-steps links do not end")
+		}
+	}
+	var seen []int64
+	for _, p := range pages {
+		seen = append(seen, p.ids...)
+	}
+	if !slices.Equal(seen, want) || pages[0].prev != "" {
+		t.Fatalf("the pages onward show %d steps, want the %d in id order; the first page links back: %q", len(seen), len(want), pages[0].prev)
+	}
+	// Back from the last page: the same pages, in reverse.
+	for i, path := len(pages)-2, pages[len(pages)-1].prev; i >= 0; i-- {
+		back := read(path)
+		if !slices.Equal(back.ids, pages[i].ids) {
+			t.Fatalf("page %d read back shows %v, onward %v", i, back.ids, pages[i].ids)
+		}
+		path = back.prev
+		if (i == 0) != (path == "") {
+			t.Fatalf("page %d read back links to earlier steps %q", i, path)
+		}
 	}
 }
