@@ -111,16 +111,6 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	data := map[string]any{"States": stateNames, "Now": d.clock.Now(), "Refresh": overviewRefresh}
 	if st, err := d.client.Status(r.Context()); err == nil {
 		data["Status"], data["Queues"] = st, st.Queues // counted once, for the table and the warnings
-		running, err := d.client.List(r.Context(), rota.ListParams{States: []rota.State{rota.StateRunning}, Limit: runningMax})
-		if err != nil {
-			d.fail(w, r, err)
-			return
-		}
-		byNode := map[string]int{}
-		for _, j := range running {
-			byNode[j.Owner]++
-		}
-		data["Running"], data["RunningCapped"], data["RunningMax"] = byNode, len(running) == runningMax, runningMax
 	} else if !errors.Is(err, rota.ErrNoRegistry) {
 		d.fail(w, r, err)
 		return
@@ -144,10 +134,6 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "overview", data)
 }
-
-// runningMax bounds the running jobs the overview reads to count each node's: the fleet's slots,
-// not the table.
-const runningMax = 5000
 
 // overviewRefresh is how often, in seconds, an open overview reloads.
 const overviewRefresh = 10

@@ -45,6 +45,9 @@ type NodeInfo struct {
 	RegisterEvery time.Duration `json:"register_every_ns,omitempty"`
 	// LastSeen is set by the store, from its clock, on every RegisterNode.
 	LastSeen time.Time `json:"last_seen"`
+	// Running is how many jobs are running under the node's id, as the store counts them when
+	// it lists the nodes (a dead node's until they are rescued). RegisterNode ignores it.
+	Running int64 `json:"running"`
 }
 
 // NodeRegistry records which nodes are alive.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 	if out := e.run("status").ok(t).stdout; !strings.Contains(out, "Leader: none") || !strings.Contains(out, "Nodes:  none") {
 		t.Fatalf("status before any node:\n%s", out)
 	}
-	startServe(t, e, "--node-id", "node-one")
+	startServe(t, e, "--node-id", "node-one", "--drain-timeout", "1ms") // the sleep below is cut short at the end
 	var view statusView
 	// The node registers and takes the lease as it starts; wait for both, bounded.
 	waitFor(t, func() bool {
@@ -61,6 +62,16 @@ func TestStatusShowsNodesAndLeader(t *testing.T) {
 	out := e.run("status").ok(t).stdout
 	if !strings.Contains(out, "Leader: node-one (token 1") || !strings.Contains(out, "node-one  ") {
 		t.Fatalf("status table:\n%s", out)
+	}
+	// Each node's running jobs are counted.
+	e.run("enqueue", "exec", "--", "sleep", "60").ok(t)
+	waitFor(t, func() bool {
+		e.run("-o", "json", "status").ok(t).decode(t, &view)
+		return len(view.Nodes) == 1 && view.Nodes[0].Running == 1
+	})
+	out = e.run("status").ok(t).stdout
+	if !regexp.MustCompile(`(?m)^ID +HOST +PID +VERSION +QUEUES +RUNNING +UP +LAST SEEN\n\S+ +\S+ +\d+ +\S+ +default +1 +`).MatchString(out) {
+		t.Fatalf("status table does not count the node's running job:\n%s", out)
 	}
 	// Work no node serves is named.
 	e.run("enqueue", "exec", "--queue", "nightly", "--", "true").ok(t)

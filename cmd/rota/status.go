@@ -65,14 +65,14 @@ func (a *app) printStatus(v statusView, now time.Time) {
 	}
 	fmt.Fprintf(a.stdout, "Nodes:  %d\n", len(v.Nodes))
 	tw := newTable(a.stdout)
-	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tQUEUES\tUP\tLAST SEEN")
+	fmt.Fprintln(tw, "ID\tHOST\tPID\tVERSION\tQUEUES\tRUNNING\tUP\tLAST SEEN")
 	for _, n := range v.Nodes {
 		up := age(now.Sub(n.StartedAt))
 		if n.Stale {
 			up = "stale" // not seen for two registrations: dead, or cut off from the store
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s ago\n", n.ID, n.Host, n.PID, n.Version, strings.Join(n.Queues, ","),
-			up, age(now.Sub(n.LastSeen)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s ago\n", n.ID, n.Host, n.PID, n.Version, strings.Join(n.Queues, ","),
+			n.Running, up, age(now.Sub(n.LastSeen)))
 	}
 	tw.Flush()
 }

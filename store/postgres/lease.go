@@ -108,15 +108,20 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every
-		FROM {schema}.nodes ORDER BY last_seen DESC, id`))
+	// The running jobs are counted in one pass over the index of running jobs, whose entries
+	// hold the owner.
+	rs, err := s.pool.Query(ctx, s.sql(`SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every,
+			coalesce(r.n, 0)
+		FROM {schema}.nodes LEFT JOIN (SELECT owner, count(*) AS n FROM {schema}.jobs WHERE state = 'running' GROUP BY owner) r
+			ON r.owner = nodes.id
+		ORDER BY last_seen DESC, id`))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list nodes: %w", unavailable(err))
 	}
 	nodes, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (store.NodeInfo, error) {
 		var n store.NodeInfo
 		var every int64
-		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.Kinds, &n.StartedAt, &n.LastSeen, &every)
+		err := r.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &n.Queues, &n.Kinds, &n.StartedAt, &n.LastSeen, &every, &n.Running)
 		n.RegisterEvery = time.Duration(every)
 		if len(n.Queues) == 0 {
 			n.Queues = nil

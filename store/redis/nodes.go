@@ -31,7 +31,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 	out := make([]store.NodeInfo, 0, len(list))
 	for _, x := range list {
 		r, _ := x.([]any)
-		if len(r) != 3 {
+		if len(r) != 4 {
 			return nil, fmt.Errorf("redis: list nodes: unexpected row %v", x)
 		}
 		var n store.NodeInfo
@@ -41,6 +41,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 			}
 		}
 		n.ID = toStr(r[0])
+		n.Running, _ = r[3].(int64)
 		if n.LastSeen, err = fromMicros(toStr(r[1])); err != nil {
 			return nil, fmt.Errorf("redis: list nodes: %w", err)
 		}

@@ -37,8 +37,12 @@ func (s *Store) RegisterNode(ctx context.Context, n store.NodeInfo) error {
 
 // ListNodes returns every registered node, most recently seen first.
 func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every
-		FROM nodes ORDER BY last_seen DESC, id`)
+	// The running jobs are counted in one pass over the index of running jobs, whose entries
+	// hold the owner.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, version, queues, kinds, started_at, last_seen, register_every,
+			coalesce(r.n, 0)
+		FROM nodes LEFT JOIN (SELECT owner, count(*) AS n FROM jobs WHERE state = 'running' GROUP BY owner) r ON r.owner = nodes.id
+		ORDER BY last_seen DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
 	}
@@ -48,7 +52,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]store.NodeInfo, error) {
 		var n store.NodeInfo
 		var queues, kinds string
 		var started, seen, every int64
-		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &kinds, &started, &seen, &every); err != nil {
+		if err := rows.Scan(&n.ID, &n.Host, &n.PID, &n.Version, &queues, &kinds, &started, &seen, &every, &n.Running); err != nil {
 			return nil, fmt.Errorf("sqlite: list nodes: %w", err)
 		}
 		if err := json.Unmarshal([]byte(queues), &n.Queues); err != nil {

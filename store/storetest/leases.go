@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -147,6 +148,22 @@ func testNodes(t *testing.T, e *env) {
 	wantTime(t, "LastSeen", a.LastSeen, e.now())
 	if now, err := reg.Now(e.ctx); err != nil || !now.Equal(e.now()) {
 		t.Errorf("Now = %v, %v; want the store's clock %v", now, err, e.now())
+	}
+
+	// Running counts the jobs running under each node's id, whatever RegisterNode was told.
+	for range 4 {
+		e.insertOne(store.InsertParams{Kind: "k", Queue: "default", Args: []byte(`{}`), MaxAttempts: 1})
+	}
+	e.claimAs("a", time.Minute, 2)
+	e.claimAs("gone", time.Minute, 1) // a node that left no row
+	done := e.claimAs("c", time.Minute, 1)
+	e.complete(store.Outcome{ID: done[0].ID, Fence: done[0].Fence, State: store.StateCompleted})
+	running := map[string]int64{}
+	for _, n := range list() {
+		running[n.ID] = n.Running
+	}
+	if want := map[string]int64{"a": 2, "b": 0, "c": 0}; !maps.Equal(running, want) {
+		t.Errorf("running by node %v, want %v", running, want)
 	}
 
 	if err := reg.DeregisterNode(e.ctx, "c"); err != nil {
