@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -148,14 +149,14 @@ func complete(t *wtx, outcomes []store.Outcome, idx []int, applied []bool, queue
 			refund = 1
 		}
 		if o.Result != nil {
-			result = string(o.Result)
+			result = string(jsonResult(o.Result))
 		}
 		if o.Error != nil {
 			e := store.PortableError(*o.Error)
 			if e.At.IsZero() {
 				e.At = t.now
 			}
-			e.At = e.At.UTC()
+			e.At = truncate(e.At) // to the microsecond, in UTC, as every time the store keeps
 			errJSON = jsonText(e)
 		}
 		args = append(args, o.ID, o.Fence, string(o.State), string(cancelState), runAt, refund,
@@ -207,4 +208,14 @@ func finalizedAt(state store.State, now int64) any {
 		return now
 	}
 	return nil
+}
+
+// jsonResult is a result as the store keeps it: JSON as given, anything else as a JSON string of
+// its bytes, as PostgreSQL and Redis keep it, so that every JobRow can be encoded.
+func jsonResult(b []byte) []byte {
+	if len(b) == 0 || json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
 }

@@ -98,7 +98,7 @@ const unbounded = -1
 // pending as it is resolved, so however the settling is split, a dependent counts each
 // dependency off once.
 func resolveDeps(x execer, now time.Time, c counts, ends []ended, budget int) (notes []store.Notification, left int, parked bool, err error) {
-	r := &resolver{x: x, c: c, at: micros(now), stamp: now.UTC().Format(time.RFC3339Nano), budget: budget}
+	r := &resolver{x: x, c: c, at: micros(now), stamp: truncate(now).Format(time.RFC3339Nano), budget: budget}
 	for len(ends) > 0 {
 		var done, failed []ended
 		for _, e := range ends {

@@ -56,7 +56,12 @@ func (s *Store) Insert(ctx context.Context, params []store.InsertParams) ([]stor
 		t.notify(notes...)
 		return err
 	}
-	if !slices.ContainsFunc(params, func(p store.InsertParams) bool { return p.UniqueKey != "" }) {
+	// Only plain calls merge: DependsOnIndex counts within its call (merged, it would name
+	// another call's jobs), and a dependency that cannot be had fails its call, which must not
+	// fail the calls merged with it.
+	if !slices.ContainsFunc(params, func(p store.InsertParams) bool {
+		return p.UniqueKey != "" || len(p.DependsOnIndex) > 0 || len(p.DependsOn) > 0 || p.DependencyOf != 0
+	}) {
 		r.inserts = params
 	}
 	if err := s.submit(r); err != nil {

@@ -41,9 +41,13 @@ func listFilters(p store.ListParams) (where []string, args []any) {
 		path := argsPath(segs)
 		// json_extract gives SQL values, so 42 matches 42.0 and "1" does not match 1; booleans
 		// come out as 1 and 0, hence the check that both sides are booleans or neither is.
-		add(`json_extract(args, ?) = json_extract(?, '$') AND
-			(json_type(args, ?) IN ('true', 'false')) = (json_type(?) IN ('true', 'false'))`,
-			path, p.ArgsValue, path, p.ArgsValue)
+		// Only a scalar matches: json_extract gives an object or array as its JSON text, which a
+		// string value could equal. Args SQLite's JSON parser refuses (nested deeper than it
+		// goes) match nothing, rather than failing the whole List.
+		add(`CASE WHEN json_valid(args) THEN json_type(args, ?) IN ('integer', 'real', 'text', 'true', 'false') AND
+			json_extract(args, ?) = json_extract(?, '$') AND
+			(json_type(args, ?) IN ('true', 'false')) = (json_type(?) IN ('true', 'false')) END`,
+			path, path, p.ArgsValue, path, p.ArgsValue)
 	}
 	if !p.CreatedAfter.IsZero() {
 		add(`created_at >= ?`, p.CreatedAfter.UnixMicro())

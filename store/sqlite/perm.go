@@ -22,6 +22,15 @@ func createPrivate(path string, log *slog.Logger) error {
 	if err == nil {
 		return f.Close()
 	}
+	if errors.Is(err, fs.ErrExist) {
+		// O_EXCL refuses a symbolic link even when the file it names does not exist yet, which
+		// SQLite would then create with the umask's mode: create that file, through the link.
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm); err == nil {
+				return f.Close()
+			}
+		}
+	}
 	if !errors.Is(err, fs.ErrExist) {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil // SQLite says what it can or cannot do with the file

@@ -81,7 +81,7 @@ func (s *Store) Rescue(ctx context.Context, limit int) ([]*store.JobRow, error) 
 		if err != nil {
 			return err
 		}
-		now, at := micros(t.now), t.now.UTC().Format(time.RFC3339Nano)
+		now, at := micros(t.now), truncate(t.now).Format(time.RFC3339Nano)
 		c := make(counts)
 		for _, l := range lost {
 			state := store.RescueState(int(l.attempt), int(l.maxAttempts), l.cancelRequested)

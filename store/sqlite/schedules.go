@@ -113,7 +113,7 @@ func cancelPlanned(t *wtx, name, why string) error {
 		WHERE schedule = ?4 AND ` + inScheduleIndex + ` AND state = 'available' AND attempted_at IS NULL
 		RETURNING id, queue, has_dependents`},
 	} {
-		rows, err := t.query(step.query, micros(t.now), t.now.UTC().Format(time.RFC3339Nano), why, name)
+		rows, err := t.query(step.query, micros(t.now), truncate(t.now).Format(time.RFC3339Nano), why, name)
 		if err != nil {
 			return err
 		}

@@ -113,6 +113,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.cp = newCheckpointer(cdb, cfg.logger, cfg, func() { s.w.resetDue.Store(true) })
 	go s.cp.run()
 	s.w.committed = s.cp.wrote
+	if fi, err := os.Stat(path); err == nil {
+		s.w.moved = func() error {
+			now, err := os.Stat(path)
+			if err == nil && os.SameFile(fi, now) {
+				return nil
+			}
+			return fmt.Errorf("%w: the database file %s was removed or replaced while the store had it open", store.ErrUnavailable, path)
+		}
+	}
 	go s.w.run()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()

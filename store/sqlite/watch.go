@@ -156,6 +156,11 @@ func (s *Store) watchFiles() (chan struct{}, func()) {
 
 // walPath is the absolute name of the WAL file of the database at path, as file events name it.
 func walPath(path string) string {
+	// SQLite follows symbolic links to the database file and keeps its WAL beside the file they
+	// lead to.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}

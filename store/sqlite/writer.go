@@ -42,6 +42,10 @@ type writer struct {
 	busyTimeout time.Duration
 	// committed, if set, is called after each commit (the checkpointer's kick).
 	committed func()
+	// moved, if set, reports an error when the database file is no longer the one at the store's
+	// path (removed or replaced): SQLite would go on writing into the unlinked file, and every
+	// write it acknowledged would be lost.
+	moved func() error
 	// resetDue is set by the checkpointer when the WAL has grown long: the writer finishes a
 	// checkpoint before its next transaction (see checkpoint.go).
 	resetDue atomic.Bool
@@ -64,6 +68,11 @@ type request struct {
 	// group, not one per job.
 	inserts []store.InsertParams
 	results []store.InsertResult
+
+	// dropped is set when the request failed in a way that took the group's transaction with it
+	// (SQLite rolls the whole transaction back on a full disk or an I/O error, and the savepoint
+	// went too): it keeps its error and is left out of the group's further tries.
+	dropped bool
 }
 
 func newWriter(conn *sql.Conn, clk clockwork.Clock, log *slog.Logger, publish func([]store.Notification)) *writer {
@@ -141,7 +150,9 @@ func (w *writer) gather(group []*request) []*request {
 // group.
 func (w *writer) runGroup(group []*request) {
 	if w.tryGroup(group, false) {
-		w.tryGroup(group, true)
+		// Each further try drops the request that lost the transaction: at most len(group).
+		for w.tryGroup(group, true) {
+		}
 	}
 }
 
@@ -149,12 +160,21 @@ func (w *writer) runGroup(group []*request) {
 // the transaction and asks for another try (retry = true).
 func (w *writer) tryGroup(group []*request, savepoints bool) (retry bool) {
 	for _, r := range group {
-		r.err, r.notes = nil, nil
+		if !r.dropped {
+			r.err, r.notes = nil, nil
+		}
 	}
 	w.settleLeft = w.settleBatch
 	if err := w.begin(); err != nil {
 		w.failAll(group, fmt.Errorf("begin: %w", err))
 		return false
+	}
+	if w.moved != nil {
+		if err := w.moved(); err != nil {
+			w.rollback()
+			w.failAll(group, err)
+			return false
+		}
 	}
 	applied := 0
 	for i := 0; i < len(group); {
@@ -163,13 +183,21 @@ func (w *writer) tryGroup(group []*request, savepoints bool) (retry bool) {
 			run = group[i : i+mergeable(group[i:])]
 		}
 		i += len(run)
-		if len(run) > 1 {
+		if run[0].dropped {
+			continue
+		} else if len(run) > 1 {
 			w.applyInserts(run)
 		} else if r := run[0]; r.ctx.Err() != nil {
 			r.err = r.ctx.Err()
 			continue
 		} else if fatal := w.apply(r, savepoints); fatal != nil {
 			w.rollback()
+			if savepoints && r.err != nil {
+				// r's own failure undid the savepoint, and with it the transaction: the others
+				// run again without it.
+				r.dropped = true
+				return true
+			}
 			w.failAll(group, fatal)
 			return false
 		}
@@ -209,7 +237,7 @@ func (w *writer) tryGroup(group []*request, savepoints bool) (retry bool) {
 // mergeable returns how many requests at the head of rs are live plain inserts (at least 1).
 func mergeable(rs []*request) int {
 	n := 0
-	for n < len(rs) && rs[n].inserts != nil && rs[n].ctx.Err() == nil {
+	for n < len(rs) && rs[n].inserts != nil && rs[n].ctx.Err() == nil && !rs[n].dropped {
 		n++
 	}
 	return max(n, 1)

@@ -22,6 +22,45 @@ var completeTests = map[string]func(*testing.T, *env){
 	"ErrorStamped":     testCompleteErrorStamped,
 	"ZeroRunAt":        testCompleteZeroRunAt,
 	"SeveralOfOneJob":  testCompleteSeveralOfOneJob,
+	"KeptAsRead":       testCompleteKeptAsRead,
+}
+
+// What an outcome writes is kept as every store keeps it: an attempt's error time to the
+// microsecond, given or stamped with the store's clock (then the job's FinalizedAt, as a rescue's
+// is), and a Result that is not JSON as a JSON string of its bytes, so that every row encodes.
+func testCompleteKeptAsRead(t *testing.T, e *env) {
+	e.advance(123456789 * time.Nanosecond) // the store's clock has digits below the microsecond
+	given := e.now().Add(-time.Minute + 987*time.Nanosecond).In(time.FixedZone("east", 3600))
+	e.insertOne(job("k"))
+	c := e.claimOne()
+	got := e.completeOK(store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateDiscarded,
+		Error: &store.AttemptError{Error: "given", At: given}})
+	wantTime(t, "a given error time", got.Errors[0].At, given.Truncate(time.Microsecond))
+
+	e.insertOne(job("k"))
+	c = e.claimOne()
+	got = e.completeOK(store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateDiscarded,
+		Error: &store.AttemptError{Error: "stamped"}})
+	wantTime(t, "a stamped error time", got.Errors[0].At, e.now().Truncate(time.Microsecond))
+	wantTime(t, "FinalizedAt", got.FinalizedAt, got.Errors[0].At)
+
+	p := job("k")
+	p.MaxAttempts = 1
+	e.insertOne(p)
+	e.claimAs("gone", time.Second, 1)
+	e.advance(2 * time.Second)
+	if rescued := e.rescue(10); len(rescued) != 1 || len(rescued[0].Errors) != 1 {
+		t.Errorf("rescued %+v, want the one job with its error", rescued)
+	} else {
+		wantTime(t, "a rescue's error time", rescued[0].Errors[0].At, rescued[0].FinalizedAt)
+	}
+
+	e.insertOne(job("k"))
+	c = e.claimOne()
+	got = e.completeOK(store.Outcome{ID: c.ID, Fence: c.Fence, State: store.StateCompleted, Result: []byte("plain text")})
+	if string(got.Result) != `"plain text"` {
+		t.Errorf("a Result that is not JSON is kept as %q, want the JSON string \"plain text\"", got.Result)
+	}
 }
 
 // A user who cancels a running job gets it cancelled even when the node had already let the job

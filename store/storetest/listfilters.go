@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,7 +103,14 @@ func testListArgsPath(t *testing.T, e *env) {
 		withArgs(`{"account":[{"id":42}]}`),
 		withArgs(`{"account.id":42}`),
 		withArgs(`{"id":42}`),
+		// An object or array is not the string of its JSON text; args nested deeper than a
+		// store's JSON reader goes match nothing rather than failing the List.
+		withArgs(`{"account":{"id":{"b":1}}}`),
+		withArgs(`{"account":{"id":[1,2]}}`),
+		withArgs(`{"deep":`+strings.Repeat(`[`, 1500)+strings.Repeat(`]`, 1500)+`}`),
 	)
+	wantIDs(t, e, store.ListParams{ArgsPath: "account.id", ArgsValue: `"{\"b\":1}"`})
+	wantIDs(t, e, store.ListParams{ArgsPath: "account.id", ArgsValue: `"[1,2]"`})
 	wantIDs(t, e, store.ListParams{ArgsPath: "account.id", ArgsValue: `42`}, js[0].ID)
 	wantIDs(t, e, store.ListParams{ArgsPath: "account.id", ArgsValue: `"42"`}, js[1].ID)
 	wantIDs(t, e, store.ListParams{ArgsPath: "account.name", ArgsValue: `"acme"`}, js[0].ID)
