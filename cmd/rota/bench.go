@@ -216,6 +216,9 @@ func checkBenchConfig(c bench.Config, soak bool) error {
 	if c.Queued < 0 || c.Retained < 0 {
 		return fmt.Errorf("--queued %d, --retained %d: must not be negative", c.Queued, c.Retained)
 	}
+	if soak && c.Window <= 0 {
+		return fmt.Errorf("--window %v: must be above 0", c.Window)
+	}
 	limit := benchDurationMax
 	if soak {
 		limit = soakDurationMax

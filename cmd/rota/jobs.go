@@ -57,6 +57,9 @@ func (a *app) jobsListCmd() *cobra.Command {
 			if err := f.apply(&p, time.Now()); err != nil {
 				return err
 			}
+			if desc {
+				fmt.Fprintln(a.stderr, "rota: --desc is deprecated: newest first is the default; --order oldest for the other way")
+			}
 			switch {
 			case desc || order == "newest":
 				p.Desc = true
@@ -97,7 +100,9 @@ func (a *app) jobsListCmd() *cobra.Command {
 	fs.Int64Var(&p.AfterID, "after", 0, "the page after this id, in the list's order (the last id of the previous page)")
 	fs.StringVar(&order, "order", "newest", "newest (highest id first, as the dashboard and the API list) or oldest")
 	fs.BoolVar(&desc, "desc", false, "newest first")
-	_ = fs.MarkDeprecated("desc", "newest first is the default; --order oldest for the other way")
+	// Hidden rather than MarkDeprecated: cobra prints a deprecation to the command's out writer,
+	// stdout, where it would come before -o json's output.
+	_ = fs.MarkHidden("desc")
 	return cmd
 }
 
@@ -243,7 +248,7 @@ func (a *app) printAttempts(r *rota.JobRow, now time.Time) {
 
 // indentLines indents every line of s after the first.
 func indentLines(s, indent string) string {
-	return strings.ReplaceAll(s, "\n", "\n"+indent)
+	return strings.ReplaceAll(printable(s), "\n", "\n"+indent)
 }
 
 func (a *app) jobsCancelCmd() *cobra.Command {

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rotahq/rota/internal/jsonenc"
@@ -44,12 +46,35 @@ func fmtTime(t time.Time) string {
 // grow too large (jsonenc.Indent).
 func prettyJSON(raw []byte, indent string) string { return jsonenc.Indent(raw, indent) }
 
+// printable shows the control characters of text others wrote (a program's stderr, a server's
+// status line) as escapes, so that they cannot drive the terminal: move the cursor, clear what
+// came before, set the window title. Newlines and tabs stay.
+func printable(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == utf8.RuneError)
+}
+
 // oneLine returns the first line of s, cut to max runes, for a table cell.
 func oneLine(s string, max int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
-	s = strings.ReplaceAll(s, "\t", " ")
+	s = printable(strings.ReplaceAll(s, "\t", " "))
 	if utf8.RuneCountInString(s) > max {
 		s = string([]rune(s)[:max-1]) + "…"
 	}

@@ -89,6 +89,14 @@ Start a node that runs the built-in job kinds (exec, http), then add jobs from a
 	}
 	root.PersistentFlags().StringVar(&a.storeURL, "store", storeDefault,
 		"the store: sqlite:PATH (or a path), postgres://… or redis://… (env ROTA_STORE)")
+	if storeDefault != storeurl.Default {
+		// Help pages print a flag's default: not the password ROTA_STORE may hold.
+		shown := "$ROTA_STORE"
+		if loc, err := storeurl.Parse(storeDefault); err == nil {
+			shown = loc.String()
+		}
+		root.PersistentFlags().Lookup("store").DefValue = shown
+	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.AddCommand(a.serveCmd(), a.enqueueCmd(), a.jobsCmd(), a.workflowsCmd(), a.queuesCmd(), a.cronCmd(),
 		a.statusCmd(), a.migrateCmd(), a.benchCmd(), a.versionCmd())

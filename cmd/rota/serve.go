@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -88,9 +89,9 @@ loopback, private and link-local addresses unless --http-allow opens them. See d
 	f.BoolVar(&o.noHTTP, "no-http", false, "run no http jobs (the same as leaving http out of --kinds)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.StringVar(&o.nodeID, "node-id", "", "this node's id in leases, logs and `rota status` (default host-pid-random)")
+	f.StringVar(&o.nodeID, "node-id", "", "this node's id in leases, logs and rota status (default host-pid-random)")
 	f.DurationVar(&o.jobLease, "job-lease", rota.JobLeaseDefault, "how long a running job's lease lasts without a heartbeat")
-	f.DurationVar(&o.rescueEvery, "rescue-interval", rota.RescueIntervalDefault, "how often the leader looks for jobs whose lease expired")
+	f.DurationVar(&o.rescueEvery, "rescue-interval", rota.RescueIntervalDefault, "how often each node looks for jobs whose lease expired")
 	f.DurationVar(&o.leader.TTL, "leader-ttl", 30*time.Second, "the leader lease's time to live")
 	f.DurationVar(&o.leader.RenewEvery, "leader-renew", 10*time.Second, "how often the leader renews its lease")
 	f.DurationVar(&o.leader.TryEvery, "leader-try", 10*time.Second, "how often other nodes try to take the leader lease")
@@ -135,19 +136,43 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// A signal while the node starts ends the start: a store that does not answer would
+	// otherwise hold the process, deaf to Ctrl-C and SIGTERM, for its connect timeout.
+	startCtx, cancelStart := context.WithCancelCause(ctx)
+	defer cancelStart(nil)
+	started, watched := make(chan struct{}), make(chan struct{})
+	earlySig := make(chan os.Signal, 1)
+	go func() {
+		defer close(watched)
+		select {
+		case sig := <-sigs:
+			earlySig <- sig
+			cancelStart(fmt.Errorf("%s while starting", sig))
+		case <-started:
+		}
+	}()
+	endWatch := sync.OnceFunc(func() { close(started); <-watched })
+	defer endWatch()
+	stoppedEarly := func(err error) error {
+		if cause := context.Cause(startCtx); startCtx.Err() != nil && ctx.Err() == nil {
+			logger.Info("rota: stopped before the node started", "reason", cause)
+			return nil
+		}
+		return err
+	}
 
 	tp, flushSpans, err := setupTracing(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer flushSpans()
-	st, err := a.openStore(ctx, logger)
+	st, err := a.openStore(startCtx, logger)
 	if err != nil {
-		return err
+		return stoppedEarly(err)
 	}
 	defer closeStore(st, logger)
-	if err := checkWritable(ctx, st, "rota serve "+o.nodeID, a.storeName()); err != nil {
-		return err
+	if err := checkWritable(startCtx, st, "rota serve "+o.nodeID, a.storeName()); err != nil {
+		return stoppedEarly(err)
 	}
 	workers := rota.NewWorkers()
 	builtin.Register(workers, bcfg)
@@ -184,8 +209,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		stopAPI = sync.OnceFunc(stop)
 		defer stopAPI()
 	}
-	if err := node.Start(ctx); err != nil {
-		return err
+	err = node.Start(startCtx)
+	endWatch()
+	if err != nil {
+		return stoppedEarly(err)
 	}
 	logger.Info("rota: serving", "store", a.storeName(), "queues", queueNames(queues), "kinds", bcfg.Kinds)
 	switch {
@@ -195,10 +222,16 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	default:
 		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow, "env", o.allowEnv)
 	}
+	var sig os.Signal
 	select {
-	case sig := <-sigs:
-		logger.Info("rota: stopping: running jobs may finish; signal again to cancel them", "signal", sig.String(), "drain_timeout", o.drainTimeout)
+	case sig = <-earlySig:
+	case sig = <-sigs:
 	case <-ctx.Done():
+	}
+	switch {
+	case sig != nil:
+		logger.Info("rota: stopping: running jobs may finish; signal again to cancel them", "signal", sig.String(), "drain_timeout", o.drainTimeout)
+	default:
 		logger.Info("rota: stopping: running jobs may finish", "reason", context.Cause(ctx), "drain_timeout", o.drainTimeout)
 	}
 	stopAPI() // before the node: a request answered now is answered by a running node
@@ -240,6 +273,13 @@ func (o serveOptions) builtinConfig() (builtin.Config, error) {
 	}
 	if len(kinds) == 0 {
 		return builtin.Config{}, errors.New("--kinds, --no-exec and --no-http leave this node no kind to run")
+	}
+	for _, p := range o.allow {
+		// A relative path is run relative to the job's own "dir": matched as a string, it
+		// would allow a file of that name in any directory a job names.
+		if strings.ContainsRune(p, filepath.Separator) && !filepath.IsAbs(p) {
+			return builtin.Config{}, fmt.Errorf("--allow-program %q: give an absolute path, or a bare name looked up on PATH", p)
+		}
 	}
 	if len(o.allowEnv) > 0 && len(o.allow) == 0 {
 		return builtin.Config{}, errors.New("--allow-env needs --allow-program: without an allow-list exec jobs may run any program, and set any variable")

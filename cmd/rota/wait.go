@@ -37,7 +37,7 @@ func (a *app) waitAndPrint(ctx context.Context, client *rota.Client, job *rota.J
 		if a.jsonOutput() {
 			_ = a.printJSON(failed.Job)
 		}
-		fmt.Fprintf(a.stderr, "rota: %v\n", failed)
+		fmt.Fprintf(a.stderr, "rota: %s\n", printable(failed.Error()))
 		return errSilent
 	case err != nil && waitCtx.Err() != nil:
 		state := "waiting"
@@ -91,7 +91,7 @@ func (a *app) watch(ctx context.Context, client *rota.Client, job *rota.JobRow) 
 			if reported == len(row.Errors)-1 {
 				next = "; next attempt at " + fmtTime(row.RunAt)
 			}
-			fmt.Fprintf(a.stderr, "rota: job %d attempt %d of %d failed: %s%s\n", row.ID, e.Attempt, row.MaxAttempts, e.Error, next)
+			fmt.Fprintf(a.stderr, "rota: job %d attempt %d of %d failed: %s%s\n", row.ID, e.Attempt, row.MaxAttempts, printable(e.Error), next)
 		}
 		if !hinted && waitingForNode(row, start, a.startHint) {
 			hinted = true

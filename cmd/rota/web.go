@@ -35,7 +35,9 @@ func apiToken(file string) (string, error) {
 		}
 		return token, nil
 	}
-	return os.Getenv(apiTokenEnv), nil
+	// Trimmed as the file's is: a newline from the secret it came from is no part of a token
+	// any client can send (header values lose surrounding whitespace).
+	return strings.TrimSpace(os.Getenv(apiTokenEnv)), nil
 }
 
 // webOptions are what serve's flags say about the HTTP API and dashboard.

@@ -53,6 +53,19 @@ func (l Location) String() string {
 	}
 	s := l.Kind + "://…"
 	if u, err := url.Parse(l.URL); err == nil {
+		// A password may also be a parameter (PostgreSQL's password= and sslpassword=).
+		if q := u.Query(); len(q) > 0 {
+			hidden := false
+			for k := range q {
+				if strings.Contains(strings.ToLower(k), "password") {
+					q.Set(k, "xxxxx")
+					hidden = true
+				}
+			}
+			if hidden {
+				u.RawQuery = q.Encode()
+			}
+		}
 		s = u.Redacted()
 	}
 	if l.Schema != "" && l.Kind == Postgres {
