@@ -201,6 +201,26 @@ func TestExecAllowList(t *testing.T) {
 	}
 }
 
+// A relative program with a slash runs relative to the job's dir: an allow-list entry of the
+// same string allows it only where it names the same file, never in another dir a job names.
+func TestExecAllowListRelativeProgram(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "backup.sh"), []byte("#!/bin/sh\necho pwned\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newTestExec("scripts/backup.sh").run(t.Context(), ExecArgs{Program: "scripts/backup.sh", Dir: dir})
+	if !isPermanent(err) || !strings.Contains(err.Error(), "not on this node's allow-list") {
+		t.Fatalf("scripts/backup.sh under a dir the job named: error = %v, want an allow-list refusal", err)
+	}
+	res, err := newTestExec(filepath.Join(dir, "scripts", "backup.sh")).run(t.Context(), ExecArgs{Program: "scripts/backup.sh", Dir: dir})
+	if err != nil || res.Stdout != "pwned\n" {
+		t.Fatalf("the allowed file, named relative to the job's dir: %+v, %v", res, err)
+	}
+}
+
 func TestExecMissingProgramIsPermanent(t *testing.T) {
 	_, err := newTestExec().run(t.Context(), ExecArgs{Program: "rota-no-such-program"})
 	if !isPermanent(err) || !strings.Contains(err.Error(), "rota-no-such-program") {

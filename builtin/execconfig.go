@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -66,7 +67,13 @@ func (p execPolicy) check(a ExecArgs) error {
 	if len(p.programs) == 0 {
 		return nil
 	}
-	if !p.programAllowed(a.Program) {
+	// A relative path with a slash runs relative to the job's dir: it is that file that must
+	// be allowed, not any file of the name.
+	program := a.Program
+	if a.Dir != "" && !filepath.IsAbs(program) && strings.ContainsRune(program, filepath.Separator) {
+		program = filepath.Join(a.Dir, program)
+	}
+	if !p.programAllowed(program) {
 		return fmt.Errorf("program %q is not on this node's allow-list (%s)", a.Program, strings.Join(p.programs, ", "))
 	}
 	// Under an allow-list, the job's variables could change what an allowed program does
