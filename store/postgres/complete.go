@@ -26,7 +26,8 @@ const endsSQL = `(CASE WHEN jobs.cancel_requested THEN o.cancel_state ELSE o.sta
 // every running job of the fleet, which statistics taken while few jobs ran make look cheaper
 // than the lookups. An error is recorded with the attempt number, owner and running time of the
 // claim (the store knows them; the caller might not), before any refund, and stamped with the store's time when it came
-// without one. The final jobs are announced on the final channel, hundreds of ids per NOTIFY.
+// without one. The final jobs are announced on the final channel, hundreds of ids per NOTIFY; the
+// queues given a job to run now, on the insert channel.
 var completeSQL = `
 WITH outcome AS MATERIALIZED (
 	SELECT *, 'running' AS was FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[],
@@ -50,7 +51,7 @@ done AS (
 		owner = NULL, lease_until = NULL
 	FROM outcome o
 	WHERE jobs.id = o.id AND jobs.fence = o.fence AND jobs.state = o.was
-	RETURNING jobs.id, jobs.state, jobs.queue, jobs.has_dependents
+	RETURNING jobs.id, jobs.state, jobs.queue, jobs.has_dependents, jobs.run_at
 ),
 -- The ends with dependents, handed to resolveEndedSQL in settings: most batches have none, and
 -- then it reads no row.
@@ -59,7 +60,12 @@ ended AS (
 		set_config('rota.ended_states', coalesce((array_agg(state ORDER BY id))::text, ''), true)
 	FROM done WHERE has_dependents AND state IN ` + finalStatesSQL + `
 )
-SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done") + ` FROM ended`
+SELECT ARRAY(SELECT id FROM done), ` + finalNotify("done") + ` + ` + runnableNotify + ` FROM ended`
+
+// runnableNotify wakes the idle nodes of each queue an outcome left a job claimable in at once
+// (handed back, or to run again now), as an insert does: counted, so that it runs.
+var runnableNotify = `(SELECT count(pg_notify({insert_channel}, queue)) FROM (
+	SELECT DISTINCT queue FROM done WHERE state = 'available' OR (state IN ('retryable', 'scheduled') AND run_at <= {now})) r)`
 
 // resolveEndedSQL resolves the dependents of the jobs completeSQL ended that have some, which it
 // handed over in the settings rota.ended_ids and rota.ended_states, and reports whether it

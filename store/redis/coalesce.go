@@ -50,6 +50,9 @@ type insertCall struct {
 
 // insert runs the call alone or with the calls that wait beside it, in the order they came.
 func (c *coalescer) insert(ctx context.Context, params []store.InsertParams) ([]store.InsertResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // never sent
+	}
 	call := &insertCall{params: params, lead: make(chan struct{}), done: make(chan struct{})}
 	c.mu.Lock()
 	if c.inflight < c.limit {
@@ -124,7 +127,12 @@ func (c *coalescer) send(ctx context.Context, group []*insertCall) {
 			all = append(all, g.params...)
 		}
 	}
-	res, err := c.do(context.WithoutCancel(ctx), all)
+	// A group of one is the caller's alone: its context bounds it, as any other call.
+	sendCtx := ctx
+	if len(group) > 1 {
+		sendCtx = context.WithoutCancel(ctx)
+	}
+	res, err := c.do(sendCtx, all)
 	for _, g := range group {
 		if err != nil {
 			g.err = err

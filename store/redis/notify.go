@@ -65,6 +65,9 @@ func newListener(s *Store) *listener {
 func (l *listener) run(ctx context.Context, markReady func()) {
 	ps := l.s.rdb.Subscribe(ctx, l.s.channel)
 	defer ps.Close()
+	// A blocked ReceiveTimeout does not return when ctx ends: closing the PubSub ends it.
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
+	defer stop()
 	confirmed, missed, failures := false, false, 0
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, pingEvery)
@@ -80,7 +83,9 @@ func (l *listener) run(ctx context.Context, markReady func()) {
 				}
 			}
 			markReady()
-			missed = missed || confirmed
+			// Subscribe may have returned on this failure (markReady): whatever is published
+			// until the subscription lands is lost, whether or not one was confirmed before.
+			missed = true
 			delay := reconnectBackoff.Delay(failures)
 			failures++
 			l.s.cfg.logger.Warn("rota: redis subscriber disconnected", "namespace", l.s.cfg.namespace, "err", err, "retry_in", delay)

@@ -109,6 +109,7 @@ func parseURL(raw string) (*goredis.UniversalOptions, string, []Option, error) {
 	base, query, _ := strings.Cut(raw, "?")
 	var ns, master string
 	var addrs, rest []string
+	poolSizeSet := false
 	var opts []Option
 	waitN, waitTimeout := -1, time.Duration(0)
 	for _, kv := range strings.Split(query, "&") {
@@ -147,6 +148,9 @@ func parseURL(raw string) (*goredis.UniversalOptions, string, []Option, error) {
 		case "master_name":
 			master = v
 		default:
+			if k == "pool_size" {
+				poolSizeSet = true
+			}
 			rest = append(rest, kv)
 		}
 	}
@@ -165,7 +169,7 @@ func parseURL(raw string) (*goredis.UniversalOptions, string, []Option, error) {
 		return nil, "", nil, errors.New("redis: store URL: not a valid redis:// or rediss:// URL")
 	}
 	poolSize := o.PoolSize
-	if !strings.Contains(query, "pool_size") {
+	if !poolSizeSet {
 		poolSize = PoolSizeDefault
 	}
 	uo := &goredis.UniversalOptions{

@@ -58,6 +58,9 @@ type script struct {
 	// fn is the function's name in the library.
 	fn       string
 	readOnly bool
+	// allowOOM (a body starting "#!oom") lets the script run when Redis is out of memory: one
+	// that frees memory (retention) is how a full namespace gets out.
+	allowOOM bool
 	// settles is set for a script that calls finish(): it may settle dependents, as many as
 	// the Store's settle batch, appended to its ARGV, and cancel them with texts from Go
 	// (depTextsLua, constants of the library's source).
@@ -120,7 +123,9 @@ func newScript(name string, libs ...string) *script {
 	body := lua(name)
 	readOnly := strings.HasPrefix(body, "#!ro\n")
 	body = strings.TrimPrefix(body, "#!ro\n")
-	sc := &script{name: name, fn: libName + "_" + name, readOnly: readOnly,
+	allowOOM := strings.HasPrefix(body, "#!oom\n")
+	body = strings.TrimPrefix(body, "#!oom\n")
+	sc := &script{name: name, fn: libName + "_" + name, readOnly: readOnly, allowOOM: allowOOM,
 		settles: callsFinish(body), body: body, libs: libs}
 	sc.eval = sync.OnceValue(func() *goredis.Script { return goredis.NewScript(sc.evalSource()) })
 	return sc
@@ -143,7 +148,12 @@ func callsFinish(body string) bool {
 // it refuses a function without flags.
 func (sc *script) evalSource() string {
 	var src strings.Builder
-	src.WriteString("#!lua\nlocal keys0, argv0 = KEYS, ARGV\n")
+	if sc.allowOOM {
+		src.WriteString("#!lua flags=allow-oom\n")
+	} else {
+		src.WriteString("#!lua\n")
+	}
+	src.WriteString("local keys0, argv0 = KEYS, ARGV\n")
 	src.WriteString(depTextsLua)
 	src.WriteString(lua("prelude"))
 	for _, l := range sc.libs {
@@ -168,8 +178,11 @@ func library(scripts []*script) string {
 		fmt.Fprintf(&src, "redis.register_function{function_name = '%s', callback = function(keys, args)\n%s\n", sc.fn, sc.begin("keys", "args"))
 		src.WriteString(sc.wrappedBody())
 		src.WriteString("\nend")
-		if sc.readOnly {
+		switch {
+		case sc.readOnly:
 			src.WriteString(", flags = {'no-writes'}")
+		case sc.allowOOM:
+			src.WriteString(", flags = {'allow-oom'}")
 		}
 		src.WriteString("}\n")
 	}

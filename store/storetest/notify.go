@@ -9,9 +9,10 @@ import (
 )
 
 var notifyTests = map[string]func(*testing.T, *env){
-	"Insert":      testNotifyInsert,
-	"Final":       testNotifyFinal,
-	"Unsubscribe": testNotifyUnsubscribe,
+	"Insert":        testNotifyInsert,
+	"Final":         testNotifyFinal,
+	"Unsubscribe":   testNotifyUnsubscribe,
+	"RunnableAgain": testNotifyRunnableAgain,
 }
 
 // patience bounds a wait for a notification that should come at once. It is a real-time
@@ -67,6 +68,34 @@ func testNotifyFinal(t *testing.T, e *env) {
 	other := e.insertOne(job("k"))
 	e.cancel(other.ID)
 	await(t, ch, func(n store.Notification) bool { return n.Topic == store.TopicFinal && n.JobID == other.ID })
+}
+
+// A job made claimable at once other than by an insert wakes the queue's idle nodes as an insert
+// does: rescued to run again now, or handed back.
+func testNotifyRunnableAgain(t *testing.T, e *env) {
+	ch := e.subscribe(e.ctx)
+	inQ := func(n store.Notification) bool {
+		return n.Topic == store.TopicInsert && (n.Queue == "q" || n.Queue == "")
+	}
+	e.insert(inQueue("q"), inQueue("q"))
+	await(t, ch, inQ)
+	claim := func() *store.JobRow {
+		t.Helper()
+		got := e.claimParams(store.ClaimParams{Queue: "q", Kinds: kinds, Max: 1, Owner: "gone", LeaseFor: time.Second})
+		if len(got) != 1 {
+			t.Fatalf("claimed %d jobs of q, want 1", len(got))
+		}
+		return got[0]
+	}
+	a := claim()
+	e.advance(time.Minute)
+	if rescued := e.rescue(10); len(rescued) != 1 || rescued[0].ID != a.ID || rescued[0].State != store.StateRetryable {
+		t.Fatalf("rescued %+v, want job %d retryable", rescued, a.ID)
+	}
+	await(t, ch, inQ)
+	b := claim()
+	e.completeOK(store.Outcome{ID: b.ID, Fence: b.Fence, State: store.StateAvailable, RefundAttempt: true})
+	await(t, ch, inQ)
 }
 
 // A subscription ends, and its channel closes, when its context ends.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/rotahq/rota/internal/storeurl"
 	"github.com/rotahq/rota/store"
@@ -37,9 +38,16 @@ func parse(raw string) (storeurl.Location, error) {
 	if err != nil {
 		return storeurl.Location{}, errors.New("store URL: not a valid redis:// or rediss:// URL")
 	}
-	q := u.Query()
-	q.Del("namespace")
-	u.RawQuery = q.Encode()
+	// The namespace parameter is taken out of the raw query, the rest left as written:
+	// store/redis reads its parameters (addr=host:port, master_name=) without decoding them,
+	// and url.Values.Encode would turn the ':' of a seed address into %3A.
+	var keep []string
+	for _, kv := range strings.Split(u.RawQuery, "&") {
+		if kv != "" && !strings.HasPrefix(kv, "namespace=") && kv != "namespace" {
+			keep = append(keep, kv)
+		}
+	}
+	u.RawQuery = strings.Join(keep, "&")
 	return storeurl.Location{Kind: Kind, URL: u.String(), Schema: ns}, nil
 }
 

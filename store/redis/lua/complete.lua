@@ -146,6 +146,8 @@ local function applyRecord(pos)
       if errors then f.E = errors end
       if hasResult == '1' then f.R = result end
       move(h, to, f)
+      -- Claimable at once (handed back, or to run again now): wake the queue's idle nodes.
+      if not FINAL[to] and tonumber(h.r) <= NOW then RELEASED[h.q] = true end
     end
     return pos, 1
   end

@@ -1,3 +1,4 @@
+#!oom
 -- delete: ARGV[4] id. The pending jobs that waited for it, when it had not ended, end cancelled.
 checkMeta()
 local h = load(ARGV[4])

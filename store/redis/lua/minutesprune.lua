@@ -1,3 +1,4 @@
+#!oom
 -- minutesprune: ARGV[4] a time in µs. Deletes the minutes before it (see minutesadd) and
 -- returns how many rows they held.
 checkMeta()

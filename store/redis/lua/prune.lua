@@ -1,3 +1,4 @@
+#!oom
 -- prune: ARGV[4] before µs, [5] limit, [6] number of states, then the states. Deletes up to
 -- limit final jobs finalized before `before`, oldest first across the states (then by id), and
 -- forgets queues left without jobs.

@@ -14,6 +14,8 @@ for j = 0, tonumber(ARGV[4]) - 1 do
     local f = {o = false, l = false, E = (h.E or '') .. errLine(h.a, NOWS, ARGV[b + 4], '', h.o, h.t)}
     if FINAL[to] then f.z = NOWS else f.r = NOWS end
     move(h, to, f)
+    -- Retryable and due now: the queue's idle nodes are woken, as by an insert.
+    if not FINAL[to] then RELEASED[h.q] = true end
     rows[#rows + 1] = row(h.i)
   end
 end
