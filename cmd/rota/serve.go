@@ -124,6 +124,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err := o.checkDurations(); err != nil {
 		return err
 	}
+	if err := o.checkWebFlags(); err != nil {
+		return err
+	}
 	bcfg, err := o.builtinConfig()
 	if err != nil {
 		return err
@@ -361,6 +364,31 @@ func (o *serveOptions) checkDurations() error {
 	}
 	if o.jobLease < time.Second {
 		return fmt.Errorf("--job-lease %v: want at least 1s (the node renews it every third)", o.jobLease)
+	}
+	// A leader steps down once a renewal is half an interval late, before its lease ends.
+	if 3*o.leader.RenewEvery >= 2*o.leader.TTL {
+		return fmt.Errorf("--leader-renew %v: want under two thirds of --leader-ttl %v, so that a leader that misses a renewal steps down before its lease ends",
+			o.leader.RenewEvery, o.leader.TTL)
+	}
+	return nil
+}
+
+// checkWebFlags refuses the HTTP API's settings without --http-addr: there is then no API for
+// them to apply to, and an operator who set them expects one.
+func (o *serveOptions) checkWebFlags() error {
+	if o.httpAddr != "" {
+		return nil
+	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--api-token-file", o.apiTokenFile != ""}, {"--api-no-auth", o.apiNoAuth},
+		{"--api-allow-host", len(o.apiHosts) > 0}, {"--api-trusted-proxy", len(o.apiProxies) > 0},
+	} {
+		if f.set {
+			return fmt.Errorf("%s needs --http-addr: without it this node serves no HTTP API", f.flag)
+		}
 	}
 	return nil
 }

@@ -202,7 +202,22 @@ func TestServeRefusesLeaseAndIntervalsThatCannotWork(t *testing.T) {
 		{"--rescue-interval", "-1s"},
 		{"--leader-ttl", "-5s"},
 		{"--leader-try", "0s"},
+		{"--leader-renew", "10s", "--leader-ttl", "15s"},
 	} {
 		e.run(append([]string{"serve"}, args...)...).fails(t, args[0]+" "+args[1])
+	}
+}
+
+// The HTTP API's flags without --http-addr are refused, naming the flag: there would be no API
+// for them to apply to.
+func TestServeRefusesAPIFlagsWithoutAnAddress(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{"--api-token-file", "/nonexistent"},
+		{"--api-no-auth"},
+		{"--api-allow-host", "example.test"},
+		{"--api-trusted-proxy", "10.0.0.1"},
+	} {
+		e.run(append([]string{"serve"}, args...)...).fails(t, args[0]+" needs --http-addr")
 	}
 }
