@@ -123,6 +123,11 @@ func (c *coalescer) send(ctx context.Context, group []*insertCall) {
 	if len(group) == 1 {
 		all = group[0].params
 	} else {
+		n := 0
+		for _, g := range group {
+			n += len(g.params)
+		}
+		all = make([]store.InsertParams, 0, n)
 		for _, g := range group {
 			all = append(all, g.params...)
 		}
