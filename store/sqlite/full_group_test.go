@@ -20,16 +20,7 @@ func TestFullDiskFailsOnlyTheRequestThatMetIt(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", n)})
 		return []store.InsertParams{{Kind: "k", Queue: q, Args: args, MaxAttempts: 1, UniqueKey: q}}
 	}
-	if err := s.write(ctx, func(t *wtx) error {
-		var pages int
-		if err := t.w.conn.QueryRowContext(stmtCtx, "PRAGMA page_count").Scan(&pages); err != nil {
-			return err
-		}
-		_, err := t.exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+20))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	capPages(t, s, 20)
 	release := holdWriter(t, s)
 	errs := make([]chan error, 3)
 	sizes := []int{10, 1 << 20, 10}

@@ -25,20 +25,7 @@ func TestFullDatabaseIsUnavailableNotLost(t *testing.T) {
 	if err := insert(10); err != nil {
 		t.Fatal(err)
 	}
-	setMaxPages := func(extra int) {
-		t.Helper()
-		if err := s.write(ctx, func(t *wtx) error {
-			var pages int
-			if err := t.w.conn.QueryRowContext(stmtCtx, "PRAGMA page_count").Scan(&pages); err != nil {
-				return err
-			}
-			_, err := t.exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+extra))
-			return err
-		}); err != nil {
-			t.Fatalf("set max_page_count: %v", err)
-		}
-	}
-	setMaxPages(0)
+	capPages(t, s, 0)
 	err := insert(256 << 10)
 	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "full") {
 		t.Fatalf("insert into a full database: %v, want store.ErrUnavailable saying it is full", err)
@@ -50,8 +37,24 @@ func TestFullDatabaseIsUnavailableNotLost(t *testing.T) {
 	if got := stats[0].Counts[store.StateAvailable]; len(stats) != 1 || got != 1 {
 		t.Fatalf("after the refused insert: %+v, want the one job stored before", stats)
 	}
-	setMaxPages(1 << 20)
+	capPages(t, s, 1<<20)
 	if err := insert(256 << 10); err != nil {
 		t.Fatalf("insert once there is room again: %v", err)
+	}
+}
+
+// capPages lets the database grow by extra pages at most (max_page_count), as a disk with that
+// much room left would.
+func capPages(t *testing.T, s *Store, extra int) {
+	t.Helper()
+	if err := s.write(context.Background(), func(t *wtx) error {
+		var pages int
+		if err := t.w.conn.QueryRowContext(stmtCtx, "PRAGMA page_count").Scan(&pages); err != nil {
+			return err
+		}
+		_, err := t.exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+extra))
+		return err
+	}); err != nil {
+		t.Fatalf("set max_page_count: %v", err)
 	}
 }
