@@ -57,6 +57,9 @@ func (c *Client) InsertBatch(ctx context.Context, b *Batch) (*BatchResult, error
 	if err != nil {
 		return nil, fmt.Errorf("rota: insert batch: callback: %w", err)
 	}
+	if err := c.checkBusy(ctx, append(b.jobs[:len(b.jobs):len(b.jobs)], InsertManyParams{Args: b.callback, Opts: b.callbackOpts})); err != nil {
+		return nil, err
+	}
 	// A step is named by its place among the callback's dependencies, as AddToBatch's jobs are
 	// named by the store, so that theirs come after. A job with the unique key of an earlier job
 	// of the batch (not superseding it) is that job's duplicate: it takes no place of its own and
@@ -97,6 +100,9 @@ func (c *Client) AddToBatch(ctx context.Context, callbackID int64, jobs ...Inser
 	params, err := c.manyParams(jobs)
 	if err != nil {
 		return nil, fmt.Errorf("rota: add to batch: %w", err)
+	}
+	if err := c.checkBusy(ctx, jobs); err != nil {
+		return nil, err
 	}
 	// The store names them by their places in the callback's dependencies, under the lock that
 	// adds them there: calls adding to one batch at once would name theirs alike from one read.

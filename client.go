@@ -221,6 +221,9 @@ func (c *Client) List(ctx context.Context, p ListParams) ([]*JobRow, error) {
 			return nil, fmt.Errorf("rota: list: %w: unknown state %q", ErrInvalid, s)
 		}
 	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("rota: list: %w: %w", ErrInvalid, err)
+	}
 	rows, err := c.store.List(ctx, p)
 	if err != nil {
 		return nil, fmtErr("list", err)

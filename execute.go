@@ -296,6 +296,10 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 		badArgs    *badArgsError
 	)
 	switch {
+	case errors.Is(cause, errCancelledByUser) && !errors.As(err, &cancelled) && !errors.As(err, &superseded):
+		// A user's cancel wins over a snooze or an error that would run the job again: the
+		// store would end it cancelled anyway (CancelRequestedState), and the event must say so.
+		o.State, o.Error = StateCancelled, attemptError(row, now, fmt.Errorf("cancelled by user: %w", err))
 	case errors.As(err, &snooze):
 		o.State, o.RunAt, o.RefundAttempt = StateScheduled, now.Add(snooze.d), true
 	case errors.As(err, &superseded):

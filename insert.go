@@ -41,6 +41,10 @@ const (
 	MetadataMaxBytes = 64 << 10
 )
 
+// timeMax is the latest RunAt or ExpiresAt an insert takes: the stores keep times as Unix
+// microseconds (an int64) or PostgreSQL timestamps, and RFC 3339 has four-digit years.
+var timeMax = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
 var (
 	// ErrInvalid is wrapped by every error about input refused as given: a job that cannot be
 	// inserted, a schedule, a list's filters, a node's settings.
@@ -60,7 +64,8 @@ type InsertOpts struct {
 	// MaxAttempts is how many times the job may run before it is discarded. Defaults to
 	// MaxAttemptsDefault.
 	MaxAttempts int
-	// RunAt delays the job until then. Zero or a time already past means now.
+	// RunAt delays the job until then. Zero or a time already past means now; a time past the
+	// year 9999 is refused.
 	RunAt time.Time
 	// ExpiresAt drops the job, as expired, if it has not started by then.
 	ExpiresAt time.Time
@@ -80,8 +85,9 @@ type InsertOpts struct {
 	// DropIfBusy makes the insert best-effort: when the queue already has this many jobs waiting
 	// (available), or a fleet-wide limit on the queue or the job's kind lets no job start now (as
 	// many running as it allows, or its rate's starts in the window used up), the job is not
-	// inserted and Insert returns an error wrapping ErrBusy. For optional work that is pointless
-	// if it cannot start soon. 0 turns it off.
+	// inserted and Insert returns an error wrapping ErrBusy (a batch or workflow with such a job
+	// is not inserted at all). For optional work that is pointless if it cannot start soon. 0
+	// turns it off.
 	DropIfBusy int
 	// Metadata is free-form data kept with the job, encoded as JSON.
 	Metadata any
@@ -196,6 +202,14 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		return p, fmt.Errorf("%w: priority %d outside [%d, %d]", ErrInvalid, p.Priority, PriorityMin, PriorityMax)
 	}
 	now := c.clock.Now()
+	for _, t := range []struct {
+		what string
+		at   time.Time
+	}{{"run at", opts.RunAt}, {"expires at", opts.ExpiresAt}} {
+		if t.at.After(timeMax) {
+			return p, fmt.Errorf("%w: %s %s is past %s, the latest time every store keeps", ErrInvalid, t.what, t.at, timeMax.Format(time.RFC3339))
+		}
+	}
 	if opts.RunAt.After(now) {
 		p.RunAt = opts.RunAt
 	}
@@ -223,6 +237,11 @@ func (c *Client) params(args Args, opts *InsertOpts) (store.InsertParams, error)
 		}
 	}
 	if opts.Unique != nil {
+		for _, st := range opts.Unique.ByState {
+			if !st.Valid() {
+				return p, fmt.Errorf("%w: unique by state: unknown state %q", ErrInvalid, st)
+			}
+		}
 		p.UniqueStates = opts.Unique.ByState
 	}
 	if p.Supersede && p.UniqueKey == "" {

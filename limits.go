@@ -20,7 +20,7 @@ const (
 // SetLimit creates or replaces a limit; one with neither MaxRunning nor Rate removes it.
 func (c *Client) SetLimit(ctx context.Context, l Limit) error {
 	if err := l.Validate(); err != nil {
-		return fmt.Errorf("rota: %w", err)
+		return fmt.Errorf("rota: %w: %w", ErrInvalid, err)
 	}
 	if err := c.store.SetLimit(ctx, l); err != nil {
 		return fmtErr("set limit", err)

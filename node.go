@@ -164,10 +164,10 @@ var (
 // NewNode checks cfg and returns a Node ready to Start.
 func NewNode(cfg Config) (*Node, error) {
 	if cfg.Store == nil {
-		return nil, errors.New("rota: node: Config.Store is required")
+		return nil, fmt.Errorf("rota: node: %w: Config.Store is required", ErrInvalid)
 	}
 	if cfg.Workers == nil || len(cfg.Workers.kinds) == 0 {
-		return nil, errors.New("rota: node: Config.Workers has no workers; register at least one with AddWorker")
+		return nil, fmt.Errorf("rota: node: %w: Config.Workers has no workers; register at least one with AddWorker", ErrInvalid)
 	}
 	if len(cfg.Queues) == 0 {
 		cfg.Queues = map[string]QueueConfig{QueueDefault: {}}

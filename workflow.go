@@ -105,6 +105,13 @@ func (c *Client) InsertWorkflow(ctx context.Context, w *Workflow) (*WorkflowResu
 		index[s.name] = i
 		params[i] = p
 	}
+	busy := make([]InsertManyParams, len(order))
+	for i, s := range order {
+		busy[i] = InsertManyParams{Args: s.args, Opts: s.opts}
+	}
+	if err := c.checkBusy(ctx, busy); err != nil {
+		return nil, err
+	}
 	res, err := c.insertParams(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("rota: insert workflow: %w", plainly(err))

@@ -5,6 +5,7 @@ package clockctx
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -51,4 +52,14 @@ func (c deadlineCtx) Deadline() (time.Time, bool) {
 		return d, true
 	}
 	return c.deadline, true
+}
+
+// Err is context.DeadlineExceeded once the deadline has cancelled the context, as the
+// context.Context contract asks of a context whose deadline passed; otherwise the parent's.
+func (c deadlineCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }

@@ -210,8 +210,15 @@ func (s *Store) PauseQueue(ctx context.Context, queue string) error {
 // ResumeQueue lets claims take from queue again.
 func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
 	err := s.write(ctx, func(t *wtx) error {
-		_, err := t.exec(`DELETE FROM paused_queues WHERE name = ?`, queue)
-		return err
+		r, err := t.exec(`DELETE FROM paused_queues WHERE name = ?`, queue)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err == nil && n > 0 {
+			// Wake the idle nodes for the queue's jobs, as PostgreSQL and Redis do.
+			t.notify(store.Notification{Topic: store.TopicInsert, Queue: queue})
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: resume %s: %w", queue, err)

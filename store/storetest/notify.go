@@ -13,6 +13,7 @@ var notifyTests = map[string]func(*testing.T, *env){
 	"Final":         testNotifyFinal,
 	"Unsubscribe":   testNotifyUnsubscribe,
 	"RunnableAgain": testNotifyRunnableAgain,
+	"Resume":        testNotifyResume,
 }
 
 // patience bounds a wait for a notification that should come at once. It is a real-time
@@ -95,6 +96,23 @@ func testNotifyRunnableAgain(t *testing.T, e *env) {
 	await(t, ch, inQ)
 	b := claim()
 	e.completeOK(store.Outcome{ID: b.ID, Fence: b.Fence, State: store.StateAvailable, RefundAttempt: true})
+	await(t, ch, inQ)
+}
+
+// Resuming a paused queue wakes its idle nodes as an insert does: its jobs can run now.
+func testNotifyResume(t *testing.T, e *env) {
+	ch := e.subscribe(e.ctx)
+	inQ := func(n store.Notification) bool {
+		return n.Topic == store.TopicInsert && (n.Queue == "q" || n.Queue == "")
+	}
+	if err := e.s.PauseQueue(e.ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	e.insertOne(inQueue("q"))
+	await(t, ch, inQ)
+	if err := e.s.ResumeQueue(e.ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
 	await(t, ch, inQ)
 }
 
