@@ -38,18 +38,24 @@ const uniqueTolerance = 250 * time.Millisecond
 
 // checkChaos checks the suite's invariants over every job of the store and the programs'
 // records:
-//   - every job reached a final state, and none the load inserted is missing;
+//   - every job reached a final state, and none the load inserted is missing or holds another
+//     job now;
 //   - every job but a schedule's ended completed (none discarded or cancelled);
 //   - the side effect of every fenced job holds its final attempt's fence: no run under an older
-//     fence wrote after the owner that completed it, and fences only grew;
-//   - the completed runs of the queue limited to one running job never overlapped;
-//   - each occurrence of the schedule was planned once, none was skipped, and each completed
-//     one ran once under its final fence (the planning is the leader's work: a second leader
-//     planning at the same time would have planned an occurrence twice);
-//   - no two jobs held one unique key at once;
+//     fence wrote after the owner that completed it; the result the store kept is that
+//     attempt's; each run of the job had a fence of its own (every claim a new one), the final
+//     attempt's the greatest;
+//   - the completed runs of the queue limited to one running job never overlapped, and each
+//     completed job of it ran;
+//   - each occurrence of the schedule was planned once, none was skipped, each completed one ran
+//     once under its final fence, and not every one expired (the compare-and-set and the
+//     occurrence's unique key keep an occurrence planned once whoever plans it: leadership is
+//     checked by the terms below);
+//   - no two jobs held one unique key at once, and every insert answered as a duplicate found
+//     its key held: by a job that had not ended before the insert;
 //   - leader terms' fencing tokens grew whenever the lease changed hands, and leader services
 //     ran within their node's terms.
-func checkChaos(t *testing.T, c *cluster, rows []*rota.JobRow, inserted map[int64]string) chaosVerdict {
+func checkChaos(t *testing.T, c *cluster, rows []*rota.JobRow, inserted map[int64]string, dups []duplicate) chaosVerdict {
 	t.Helper()
 	var v chaosVerdict
 	byID := map[int64]*rota.JobRow{}
@@ -64,9 +70,30 @@ func checkChaos(t *testing.T, c *cluster, rows []*rota.JobRow, inserted map[int6
 		}
 	}
 	for id, key := range inserted {
-		if byID[id] == nil {
+		if j := byID[id]; j == nil {
 			v.problem("job %d (%s) was inserted and is gone", id, key)
+		} else if got := jobKeyOf(j); got != key {
+			v.problem("job %d was inserted as %s and is now %s: the id was given twice", id, key, got)
 		}
+	}
+	for _, d := range dups {
+		h := byID[d.holder]
+		switch {
+		case h == nil:
+			v.problem("an insert of unique key %s at %s was answered with job %d, which is gone", d.key, d.at.Format(time.StampMilli), d.holder)
+		case h.UniqueKey != d.key || (h.State.Final() && h.FinalizedAt.Before(d.at.Add(-uniqueTolerance))):
+			v.problem("an insert of unique key %s at %s was answered with job %d (key %q, %s at %s), which did not hold it then",
+				d.key, d.at.Format(time.StampMilli), h.ID, h.UniqueKey, h.State, h.FinalizedAt.Format(time.StampMilli))
+		}
+	}
+	runFences := map[string][]int64{} // fenced job key → the fences it ran under
+	for _, l := range lines(t, filepath.Join(c.dir, "runs.log")) {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue // a line cut short by a killed program
+		}
+		fence, _ := strconv.ParseInt(f[1], 10, 64)
+		runFences[f[0]] = append(runFences[f[0]], fence)
 	}
 	var completed, fenced int
 	for _, j := range rows {
@@ -83,6 +110,14 @@ func checkChaos(t *testing.T, c *cluster, rows []*rota.JobRow, inserted map[int6
 			b, err := os.ReadFile(filepath.Join(c.dir, "fx", k))
 			if got := strings.TrimSpace(string(b)); err != nil || got != strconv.FormatInt(j.Fence, 10) {
 				v.problem("job %d (%s): its side effect holds fence %q (%v), its completing attempt had fence %d", j.ID, k, got, err, j.Fence)
+			}
+			var res builtin.ExecResult
+			if err := json.Unmarshal(j.Result, &res); err != nil || strings.TrimSpace(res.Stdout) != fmt.Sprintf("fence %d", j.Fence) {
+				v.problem("job %d (%s): its result %s is not the outcome of its final attempt, under fence %d", j.ID, k, j.Result, j.Fence)
+			}
+			fences := runFences[k]
+			if slices.Sort(fences); len(fences) == 0 || fences[len(fences)-1] != j.Fence || len(slices.Compact(slices.Clone(fences))) != len(fences) {
+				v.problem("job %d (%s): its runs had fences %v; each claim must give a new one, its final attempt's %d the greatest", j.ID, k, fences, j.Fence)
 			}
 		}
 	}
@@ -140,8 +175,8 @@ func lines(t *testing.T, path string) []string {
 	return out
 }
 
-// checkLimited checks that the runs of the limited queue that completed their job never ran at
-// the same time, and returns how many there were. Runs of an attempt that did not complete (its
+// checkLimited checks that every completed job of the limited queue ran, and that the runs that
+// completed their job never ran at the same time, and returns how many there were. Runs of an attempt that did not complete (its
 // node died or lost the job) may overlap a later one: the limit counts jobs the store holds as
 // running, and such a run went on after the store gave the job to another.
 func checkLimited(t *testing.T, c *cluster, byKey map[string]*rota.JobRow, v *chaosVerdict) int {
@@ -172,6 +207,11 @@ func checkLimited(t *testing.T, c *cluster, byKey map[string]*rota.JobRow, v *ch
 			r.end = ns
 		}
 	}
+	for k, j := range byKey {
+		if r := runs[k]; k[0] == 'o' && j.State == rota.StateCompleted && (r == nil || r.start == 0 || r.end == 0) {
+			v.problem("limited queue: %s (job %d) completed under fence %d without a whole run under it", k, j.ID, j.Fence)
+		}
+	}
 	var sorted []*run
 	for _, r := range runs {
 		sorted = append(sorted, r)
@@ -192,7 +232,8 @@ func checkLimited(t *testing.T, c *cluster, byKey map[string]*rota.JobRow, v *ch
 
 // checkCron checks the schedule's occurrences: each planned once, none skipped, each ended
 // completed (and ran once under its final fence), expired (it could not start within its second:
-// a fault, or every slot busy) or cancelled (not started when the schedule was removed).
+// a fault, or every slot busy) or cancelled (not started when the schedule was removed), and
+// some completed.
 func checkCron(t *testing.T, c *cluster, rows []*rota.JobRow, v *chaosVerdict) string {
 	t.Helper()
 	runs := map[string]int{} // "id fence" → lines
@@ -241,6 +282,9 @@ func checkCron(t *testing.T, c *cluster, rows []*rota.JobRow, v *chaosVerdict) s
 			}
 			v.problem("cron occurrence %s planned %d times: jobs %v", o.Format(time.TimeOnly), len(js), ids)
 		}
+	}
+	if len(occs) > 0 && states[rota.StateCompleted] == 0 {
+		v.problem("none of the schedule's %d occurrences completed: a fault explains some expiring, not all", len(occs))
 	}
 	slices.SortFunc(occs, func(a, b time.Time) int { return a.Compare(b) })
 	for i := 1; i < len(occs); i++ {

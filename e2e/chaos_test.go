@@ -53,16 +53,20 @@ func TestChaos(t *testing.T) {
 
 // The programs of the suite's jobs. $0 is the job's key, $1 the directory of the records.
 const (
-	// fencedScript makes the job's side effect, the job's file holding its fence, under a lock,
-	// refusing to overwrite a newer fence: a fenced write, as a careful program makes one.
-	fencedScript = `exec 9>>"$1/fx/$0.lock"; flock 9; cur=$(cat "$1/fx/$0" 2>/dev/null || echo 0); ` +
-		`if [ "$ROTA_JOB_FENCE" -lt "$cur" ]; then echo "$0 $ROTA_JOB_FENCE $cur" >> "$1/stale.log"; exit 0; fi; ` +
-		`echo "$ROTA_JOB_FENCE" > "$1/fx/$0"`
+	// fencedScript records its run under its fence, then makes the job's side effect, the job's
+	// file holding its fence, under a lock, refusing to overwrite a newer fence: a fenced write,
+	// as a careful program makes one. Its output names its fence, so the result the store kept
+	// says which attempt's outcome it is.
+	fencedScript = `echo "$0 $ROTA_JOB_FENCE" >> "$1/runs.log"; ` +
+		`exec 9>>"$1/fx/$0.lock"; flock 9; cur=$(cat "$1/fx/$0" 2>/dev/null || echo 0); ` +
+		`if [ "$ROTA_JOB_FENCE" -lt "$cur" ]; then echo "$0 $ROTA_JOB_FENCE $cur" >> "$1/stale.log"; echo "fence $ROTA_JOB_FENCE"; exit 0; fi; ` +
+		`echo "$ROTA_JOB_FENCE" > "$1/fx/$0"; echo "fence $ROTA_JOB_FENCE"`
 	// slowFencedScript is fencedScript after a pause of 6 s in its first attempt, longer than the job
-	// lease: a node paused past its lease leaves this program running, the job is claimed again
-	// and its second attempt writes at once, so the first one's write comes after it, with an
-	// older fence, and must be refused.
-	slowFencedScript = `if [ "$ROTA_JOB_ATTEMPT" = 1 ]; then sleep 6; fi; ` + fencedScript
+	// lease, and of 2 s in later ones: a node paused past its lease leaves this program running,
+	// the job is claimed again, and the first attempt's write and outcome come after the second
+	// attempt's write, or while it still runs, with an older fence: the write must be refused by
+	// the program, the outcome by the store.
+	slowFencedScript = `if [ "$ROTA_JOB_ATTEMPT" = 1 ]; then sleep 6; else sleep 2; fi; ` + fencedScript
 	// limitedScript records when it starts and ends, for the queue limited to one running job.
 	limitedScript = `echo "s $0 $ROTA_JOB_FENCE $(date +%s%N)" >> "$1/one.log"; sleep 0.05; ` +
 		`echo "e $0 $ROTA_JOB_FENCE $(date +%s%N)" >> "$1/one.log"`
@@ -96,7 +100,7 @@ func runChaos(t *testing.T, env *chaosEnv, seed uint64) {
 	for time.Since(start) < *chaosDuration {
 		f.step(t)
 	}
-	inserted, insertErrs := load.stop()
+	inserted, dups, insertErrs := load.stop()
 	t.Logf("chaos: %d fault steps in %v; %d jobs inserted (%d inserts failed, as the store was down or full)",
 		f.steps, time.Since(start).Round(time.Second), len(inserted), insertErrs)
 
@@ -110,7 +114,7 @@ func runChaos(t *testing.T, env *chaosEnv, seed uint64) {
 	for _, n := range f.slots {
 		n.stopGracefully(t)
 	}
-	v := checkChaos(t, c, rows, inserted)
+	v := checkChaos(t, c, rows, inserted, dups)
 	t.Logf("chaos: %d jobs checked: %s", len(rows), v.summary)
 	if len(v.problems) > 0 {
 		t.Errorf("chaos: seed %d: %d invariants broken:\n%s\nfaults:\n%s", seed, len(v.problems),
@@ -127,7 +131,15 @@ type chaosLoad struct {
 
 	mu       sync.Mutex
 	inserted map[int64]string // id → key, for every insert that returned
+	dups     []duplicate
 	errs     int
+}
+
+// duplicate is an insert the store answered with the job holding its unique key.
+type duplicate struct {
+	key    string
+	holder int64
+	at     time.Time
 }
 
 func startChaosLoad(c *cluster, seed uint64) *chaosLoad {
@@ -162,6 +174,7 @@ func startChaosLoad(c *cluster, seed uint64) *chaosLoad {
 				opts.Queue = "one"
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			at := time.Now()
 			res, err := c.client.Insert(ctx, builtin.ExecArgs{Program: "sh", Args: []string{"-c", script, key, c.dir}}, opts)
 			cancel()
 			l.mu.Lock()
@@ -169,6 +182,8 @@ func startChaosLoad(c *cluster, seed uint64) *chaosLoad {
 				l.errs++
 			} else if !res.Duplicate {
 				l.inserted[res.Job.ID] = key
+			} else {
+				l.dups = append(l.dups, duplicate{key: opts.UniqueKey, holder: res.Job.ID, at: at})
 			}
 			l.mu.Unlock()
 		}
@@ -176,11 +191,11 @@ func startChaosLoad(c *cluster, seed uint64) *chaosLoad {
 	return l
 }
 
-// stop ends the inserts and returns what was inserted.
-func (l *chaosLoad) stop() (map[int64]string, int) {
+// stop ends the inserts and returns what was inserted, and the inserts answered as duplicates.
+func (l *chaosLoad) stop() (map[int64]string, []duplicate, int) {
 	close(l.done)
 	l.wg.Wait()
-	return l.inserted, l.errs
+	return l.inserted, l.dups, l.errs
 }
 
 // retryStore runs f until it succeeds, for up to a minute: the store may be coming back.
