@@ -195,7 +195,14 @@ const chaosJobLease = 3 * time.Second
 
 var chaosNodeFlags = []string{
 	"--job-lease", chaosJobLease.String(), "--leader-ttl", "3s", "--leader-renew", "1s", "--leader-try", "1s",
-	"--rescue-interval", "1s", "--queues", "default=8,one=2", "--drain-timeout", "10s",
+	"--rescue-interval", "1s", "--drain-timeout", "10s",
+}
+
+// slotQueue is the queue only the nodes of a slot serve (node ids are "n<slot>.<incarnation>"):
+// a job put there once the faults stop proves that slot's node still claims.
+func slotQueue(id string) string {
+	slot, _, _ := strings.Cut(id, ".")
+	return slot
 }
 
 // startChaosNode starts `rota serve` as node id on env's store (through the proxy) and waits
@@ -205,7 +212,8 @@ func (env *chaosEnv) startChaosNode(t *testing.T, id string) *node {
 	t.Helper()
 	c := env.c
 	for try := 1; ; try++ {
-		args := append([]string{"--store", env.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv}, chaosNodeFlags...)
+		args := append([]string{"--store", env.nodeStore(id), "serve", "--node-id", id, "--log-format", "json", "--pass-env", nodeEnv,
+			"--queues", "default=8,one=2," + slotQueue(id) + "=1"}, chaosNodeFlags...)
 		n := c.spawn(id, args)
 		serving := eventually(30*time.Second, pollEvery, func() bool {
 			return len(n.records("rota: serving")) > 0 || n.exited()

@@ -110,6 +110,20 @@ func runChaos(t *testing.T, env *chaosEnv, seed uint64) {
 	if err := retryStore(func() error { return c.client.DeleteSchedule(ctx, chaosSchedule) }); err != nil {
 		t.Fatalf("remove the schedule: %v", err)
 	}
+	// A node that stopped claiming without exiting is not noticed by the jobs others ran for it:
+	// each node gets a job only it serves, which must end like the others.
+	for _, n := range f.slots {
+		key := "live-" + slotQueue(n.id)
+		var res *rota.InsertResult
+		if err := retryStore(func() (err error) {
+			res, err = c.client.Insert(ctx, builtin.ExecArgs{Program: "sh", Args: []string{"-c", fencedScript, key, c.dir}},
+				&rota.InsertOpts{Queue: slotQueue(n.id)})
+			return err
+		}); err != nil {
+			t.Fatalf("insert %s's job: %v", n.id, err)
+		}
+		inserted[res.Job.ID] = key
+	}
 	rows := waitAllFinal(t, c, 3*time.Minute, f)
 	for _, n := range f.slots {
 		n.stopGracefully(t)
