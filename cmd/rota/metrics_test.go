@@ -33,4 +33,15 @@ func TestServeExposesMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	// On a loopback address, a request for another Host is a page reached by DNS rebinding.
+	req, _ := http.NewRequest("GET", addr[1], nil)
+	req.Host = "rebind.example:9464"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("metrics for Host %s: %s, want 421", req.Host, resp.Status)
+	}
 }
