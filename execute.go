@@ -309,8 +309,6 @@ func (n *Node) outcome(ctx context.Context, e *execution, err error) store.Outco
 		o.State, o.Error = StateCancelled, attemptError(row, now, err)
 	case errors.Is(cause, errShutdown), errors.Is(cause, errSingletonLost), errors.Is(cause, errLeaseLost):
 		o.State, o.RefundAttempt = StateAvailable, true
-	case errors.Is(cause, errCancelledByUser):
-		o.State, o.Error = StateCancelled, attemptError(row, now, fmt.Errorf("cancelled by user: %w", err))
 	case errors.As(err, &badArgs):
 		o.State, o.Error = StateDiscarded, attemptError(row, now, err)
 	default:
