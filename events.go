@@ -29,9 +29,10 @@ const (
 	EventJobFenceRefused EventType = "job.fence_refused"
 	EventJobRescued      EventType = "job.rescued" // its lease expired; seen by the rescuing node
 	// EventJobAbandoned is an attempt whose handler ignored its cancelled context past the
-	// grace period (TimeoutGrace): its goroutine is left behind, the attempt ends failed (a
-	// job.failed or job.discarded follows) and its slot is freed. Error says why the context
-	// ended.
+	// grace period (TimeoutGrace): its goroutine is left behind, its slot is freed and the
+	// attempt ends as its context's end decides (a timeout: job.failed or job.discarded follows;
+	// a stop or a lost lease: job.handed_back; a user's cancel: job.cancelled). Error says why
+	// the context ended.
 	EventJobAbandoned EventType = "job.abandoned"
 	// EventDrainDeadline is a stop whose deadline passed with Count jobs still running: they are
 	// cancelled and handed back.
