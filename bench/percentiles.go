@@ -28,9 +28,11 @@ func percentiles(ds []time.Duration) *Percentiles {
 		i := int(math.Ceil(p*float64(len(ds)))) - 1
 		return ds[max(i, 0)]
 	}
+	// The quantiles k/distPoints in integers: as floats, k/1000·n rounds up past a whole rank
+	// for some k and n (0.07·100 is 7.000000000000001), one sample too far.
 	q := make([]time.Duration, distPoints)
-	for i := range q {
-		q[i] = rank(float64(i+1) / distPoints)
+	for k := range q {
+		q[k] = ds[max(((k+1)*len(ds)+distPoints-1)/distPoints-1, 0)]
 	}
 	return &Percentiles{N: len(ds), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: ds[len(ds)-1], Dist: q}
 }

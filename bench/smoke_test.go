@@ -82,6 +82,27 @@ func TestPercentiles(t *testing.T) {
 	}
 }
 
+// Dist holds the nearest-rank quantiles k/1000: the k/1000 quantile of n samples is the
+// smallest r-th sample with r/n at least k/1000, found here by counting up.
+func TestPercentilesDist(t *testing.T) {
+	for _, n := range []int{1, 7, 100, 1000, 5000} {
+		ds := make([]time.Duration, n)
+		for i := range ds {
+			ds[i] = time.Duration(i + 1) // the r-th smallest is r
+		}
+		p := percentiles(ds)
+		for k, got := range p.Dist {
+			r := 1
+			for r*distPoints < (k+1)*n {
+				r++
+			}
+			if got != time.Duration(r) {
+				t.Fatalf("n=%d: the %d/1000 quantile is sample %d, want %d", n, k+1, got, r)
+			}
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for in, want := range map[float64]string{0: "-", 999.4: "999", 1234.5: "1,235", 1234567: "1,234,567"} {
 		if got := FormatRate(in); got != want {
