@@ -33,7 +33,9 @@ func Arm(ctx context.Context, cancel context.CancelCauseFunc, clock clockwork.Cl
 
 func arm(ctx context.Context, cancel context.CancelCauseFunc, clock clockwork.Clock, deadline time.Time) (context.Context, func() bool) {
 	timer := clock.AfterFunc(clock.Until(deadline), func() { cancel(context.DeadlineExceeded) })
-	return deadlineCtx{Context: ctx, deadline: deadline}, timer.Stop
+	c := &deadlineCtx{Context: ctx, deadline: deadline, done: make(chan struct{})}
+	context.AfterFunc(ctx, func() { close(c.done) })
+	return c, timer.Stop
 }
 
 // WithTimeout is WithDeadline at clock.Now() + d.
@@ -41,13 +43,23 @@ func WithTimeout(parent context.Context, clock clockwork.Clock, d time.Duration)
 	return WithDeadline(parent, clock, clock.Now().Add(d))
 }
 
-// deadlineCtx reports the clock's deadline, so handlers can see how long they have.
+// deadlineCtx reports the clock's deadline, so handlers can see how long they have, and
+// context.DeadlineExceeded once it cancelled the context. The contexts derived from it report
+// that too: its Done channel is its own (closed once the context it wraps is done), so that the
+// context package does not hang them on the wrapped context, whose Err is Canceled, but on its
+// AfterFunc, and takes their Err from its Err.
 type deadlineCtx struct {
 	context.Context
 	deadline time.Time
+	done     chan struct{}
 }
 
-func (c deadlineCtx) Deadline() (time.Time, bool) {
+func (c *deadlineCtx) Done() <-chan struct{} { return c.done }
+
+// AfterFunc runs f once the context is done, as context.AfterFunc does.
+func (c *deadlineCtx) AfterFunc(f func()) (stop func() bool) { return context.AfterFunc(c.Context, f) }
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
 	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
 		return d, true
 	}
@@ -56,7 +68,7 @@ func (c deadlineCtx) Deadline() (time.Time, bool) {
 
 // Err is context.DeadlineExceeded once the deadline has cancelled the context, as the
 // context.Context contract asks of a context whose deadline passed; otherwise the parent's.
-func (c deadlineCtx) Err() error {
+func (c *deadlineCtx) Err() error {
 	err := c.Context.Err()
 	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
 		return context.DeadlineExceeded
