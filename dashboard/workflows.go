@@ -96,12 +96,14 @@ func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stepTotal(stats[0].Counts) <= graphMax {
-		info, err := d.client.Workflow(r.Context(), id)
+		// All of it, in one read: the counts are read already (Client.Workflow would read them
+		// again).
+		steps, err := d.client.List(r.Context(), rota.ListParams{Workflow: id, Limit: graphMax})
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		d.render(w, r, http.StatusOK, "workflow", workflowPage(info.WorkflowStats, info.Steps))
+		d.render(w, r, http.StatusOK, "workflow", workflowPage(stats[0], steps))
 		return
 	}
 	steps, prev, next, err := d.stepsPage(r.Context(), id, before, after)

@@ -140,25 +140,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	// A signal while the node starts ends the start: a store that does not answer would
-	// otherwise hold the process, deaf to Ctrl-C and SIGTERM, for its connect timeout.
-	startCtx, cancelStart := context.WithCancelCause(ctx)
-	defer cancelStart(nil)
-	started, watched := make(chan struct{}), make(chan struct{})
-	earlySig := make(chan os.Signal, 1)
-	go func() {
-		defer close(watched)
-		select {
-		case sig := <-sigs:
-			earlySig <- sig
-			cancelStart(fmt.Errorf("%s while starting", sig))
-		case <-started:
-		}
-	}()
-	endWatch := sync.OnceFunc(func() { close(started); <-watched })
-	defer endWatch()
+	// otherwise hold the process, deaf to Ctrl-C and SIGTERM, for its connect timeout. The
+	// signal reaches sigs too, so one that comes as the start ends stops the node at once.
+	startCtx, endStart := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer endStart()
 	stoppedEarly := func(err error) error {
-		if cause := context.Cause(startCtx); startCtx.Err() != nil && ctx.Err() == nil {
-			logger.Info("rota: stopped before the node started", "reason", cause)
+		if startCtx.Err() != nil && ctx.Err() == nil {
+			logger.Info("rota: stopped before the node started", "reason", context.Cause(startCtx))
 			return nil
 		}
 		return err
@@ -212,11 +200,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		stopAPI = sync.OnceFunc(stop)
 		defer stopAPI()
 	}
-	err = node.Start(startCtx)
-	endWatch()
-	if err != nil {
+	if err := node.Start(startCtx); err != nil {
 		return stoppedEarly(err)
 	}
+	endStart()
 	logger.Info("rota: serving", "store", a.storeName(), "queues", queueNames(queues), "kinds", bcfg.Kinds)
 	switch {
 	case !slices.Contains(bcfg.Kinds, builtin.KindExec):
@@ -225,16 +212,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	default:
 		logger.Info("rota: exec jobs may run only the allowed programs", "programs", o.allow, "env", o.allowEnv)
 	}
-	var sig os.Signal
 	select {
-	case sig = <-earlySig:
-	case sig = <-sigs:
-	case <-ctx.Done():
-	}
-	switch {
-	case sig != nil:
+	case sig := <-sigs:
 		logger.Info("rota: stopping: running jobs may finish; signal again to cancel them", "signal", sig.String(), "drain_timeout", o.drainTimeout)
-	default:
+	case <-ctx.Done():
 		logger.Info("rota: stopping: running jobs may finish", "reason", context.Cause(ctx), "drain_timeout", o.drainTimeout)
 	}
 	stopAPI() // before the node: a request answered now is answered by a running node
